@@ -1,0 +1,198 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared by qemu/run, qemu/kernel-tree and tests/run: packages, the kernel
+# tree cache, the guest kernel build and the QEMU command line.
+# shellcheck shell=bash
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+KVER=${KVER:-6.1}
+CACHE=${PIDNS_CACHE:-/var/cache/pidns-coupling}
+SRC=$CACHE/linux-$KVER
+OBJ=$CACHE/obj-$KVER
+BUILD=$TOP/build
+GUEST=$BUILD/guest
+MESON_BUILD=$BUILD/meson
+SERIES=$TOP/patches/$KVER
+FRAGMENT=$TOP/qemu/guest.config
+TARBALL=/usr/src/linux-source-$KVER.tar.xz
+export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
+
+# Fixed identities and dates make the baseline commit, and every commit that
+# "git am" creates on top of it, the same on every machine, so that
+# "kernel-tree export" reproduces patches/ byte for byte.
+GIT_IDENT=(-c user.name="pidns-coupling developers" -c user.email=dev@pidns-coupling.invalid)
+BASE_DATE="2000-01-01T00:00:00Z"
+
+PACKAGES=(linux-source-$KVER gcc make flex bison bc libelf-dev libssl-dev cpio
+	  qemu-system-x86 meson ninja-build util-linux busybox-static
+	  bubblewrap ccache xz-utils git)
+
+say() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
+die() { say "error: $*"; exit 1; }
+
+ensure_packages() {
+	local missing=() p
+	for p in "${PACKAGES[@]}"; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
+			grep -q '^install ok installed$' || missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	[ "$(id -u)" -eq 0 ] || die "missing packages (run as root to install): ${missing[*]}"
+	say "installing: ${missing[*]}"
+	apt-get update -q >&2 || die "apt-get update failed"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+		"${missing[@]}" >&2 || die "apt-get install failed"
+}
+
+tree_git() { git -C "$SRC" "${GIT_IDENT[@]}" "$@"; }
+
+series_patches() { ls "$SERIES"/[0-9][0-9][0-9][0-9]-*.patch | grep -v '/0000-'; }
+
+series_hash() { series_patches | xargs cat | sha256sum | cut -d' ' -f1; }
+
+# Extract the pristine Debian source once into a git repository whose first
+# commit, tagged "pristine", is exactly what the package ships.
+extract_tree() {
+	[ -d "$SRC/.git" ] && tree_git rev-parse -q --verify pristine >/dev/null && return 0
+	[ -f "$TARBALL" ] || die "$TARBALL not found (package linux-source-$KVER)"
+	say "extracting $TARBALL into $SRC (once)"
+	rm -rf "$SRC" "$SRC.tmp"
+	mkdir -p "$SRC.tmp"
+	tar -xJf "$TARBALL" -C "$SRC.tmp" || die "cannot extract $TARBALL"
+	mv "$SRC.tmp/linux-source-$KVER" "$SRC"
+	rmdir "$SRC.tmp"
+	local ver
+	ver=$(dpkg-query -W -f='${Version}' "linux-source-$KVER")
+	git init -q -b pristine-branch "$SRC"
+	tree_git config core.autocrlf false
+	tree_git add -A -f
+	GIT_AUTHOR_DATE=$BASE_DATE GIT_COMMITTER_DATE=$BASE_DATE \
+		tree_git commit -q -m "Debian linux-source-$KVER $ver (pristine)"
+	tree_git tag pristine
+}
+
+# Bring the tree to "pristine + patches/$KVER". A tree that already carries
+# the current series is left alone (a developer may be editing it); one that
+# carries an older series is rebuilt, unless it holds work not yet exported.
+prepare_tree() {
+	extract_tree
+	local want stamp=$SRC/.git/pidns-series
+	want=$(series_hash)
+	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+		return 0
+	fi
+	if [ -f "$SRC/.git/pidns-head" ]; then
+		if [ -n "$(tree_git status --porcelain --untracked-files=no)" ] ||
+		   [ "$(tree_git rev-parse HEAD)" != "$(cat "$SRC/.git/pidns-head")" ]; then
+			die "$SRC has work that is not in patches/$KVER: run 'qemu/kernel-tree export' or reset it"
+		fi
+	fi
+	say "applying patches/$KVER to $SRC"
+	tree_git checkout -q -f -B pidns-coupling pristine
+	# shellcheck disable=SC2046
+	tree_git am -q --committer-date-is-author-date $(series_patches) ||
+		{ tree_git am --abort; die "patches/$KVER does not apply with git am"; }
+	tree_git rev-parse HEAD >"$SRC/.git/pidns-head"
+	echo "$want" >"$stamp"
+}
+
+# Regenerate patches/$KVER from the tree (the inverse of prepare_tree). The
+# cover letter's text is kept: it is edited in 0000-cover-letter.patch.
+export_series() {
+	local cover=$SERIES/0000-cover-letter.patch tmp subject blurb
+	tmp=$(mktemp -d)
+	subject=$(sed -n 's/^Subject: \[PATCH[^]]*\] //p' "$cover")
+	# The blurb: from the first blank line after the headers to the shortlog.
+	blurb=$(awk 'h && /^[^ ].* \([0-9]+\):$/ { exit }
+		     h { print } /^$/ && !h { h = 1 }' "$cover")
+	tree_git config branch.pidns-coupling.description "$subject
+
+$blurb"
+	tree_git format-patch -q --cover-letter --cover-from-description=subject \
+		--base=pristine -o "$tmp" pristine..pidns-coupling
+	rm -f "$SERIES"/*.patch
+	mv "$tmp"/*.patch "$SERIES"/
+	rmdir "$tmp"
+	tree_git rev-parse HEAD >"$SRC/.git/pidns-head"
+	series_hash >"$SRC/.git/pidns-series"
+}
+
+# Configure tinyconfig + qemu/guest.config in $OBJ and check that every
+# option the fragment asks for is what the final .config has.
+configure_kernel() {
+	local stamp=$OBJ/.pidns-config want
+	want=$(cat "$FRAGMENT" "$SRC/.git/pidns-series" | sha256sum)
+	if [ -f "$OBJ/.config" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+		return 0
+	fi
+	mkdir -p "$OBJ"
+	make -s -C "$SRC" O="$OBJ" tinyconfig >/dev/null
+	"$SRC/scripts/kconfig/merge_config.sh" -m -O "$OBJ" "$OBJ/.config" "$FRAGMENT" >/dev/null
+	make -s -C "$SRC" O="$OBJ" olddefconfig >/dev/null
+	local line opt missing=0
+	while read -r line; do
+		case $line in
+		CONFIG_*=*) grep -qxF "$line" "$OBJ/.config" || { say "config: wanted $line"; missing=1; } ;;
+		"# CONFIG_"*" is not set")
+			opt=${line#\# }; opt=${opt%% *}
+			! grep -q "^$opt=" "$OBJ/.config" || { say "config: wanted $line"; missing=1; } ;;
+		esac
+	done <"$FRAGMENT"
+	[ $missing -eq 0 ] || die "the guest config fragment is not satisfied (see above)"
+	echo "$want" >"$stamp"
+}
+
+build_kernel() {
+	ensure_packages
+	prepare_tree
+	configure_kernel
+	say "building linux-$KVER guest kernel in $OBJ"
+	local t0=$SECONDS
+	make -s -C "$SRC" O="$OBJ" -j"$(nproc)" CC="ccache gcc" \
+		KBUILD_BUILD_USER=pidns KBUILD_BUILD_HOST=guest bzImage >&2 ||
+		die "kernel build failed"
+	make -s -C "$SRC" O="$OBJ" INSTALL_HDR_PATH="$OBJ/hdr" headers_install >&2 ||
+		die "headers_install failed"
+	mkdir -p "$GUEST"
+	cmp -s "$OBJ/arch/x86/boot/bzImage" "$GUEST/bzImage-$KVER" ||
+		cp "$OBJ/arch/x86/boot/bzImage" "$GUEST/bzImage-$KVER"
+	say "kernel ready: $GUEST/bzImage-$KVER ($((SECONDS - t0)) s)"
+}
+
+# meson builds the launcher, the guest test programs and the initramfs.
+build_userspace() {
+	if [ ! -f "$MESON_BUILD/build.ninja" ]; then
+		meson setup -Dkernel_headers="$OBJ/hdr/include" -Dstatic=true \
+			-Dwerror=true "$MESON_BUILD" "$TOP" >&2 || die "meson setup failed"
+	fi
+	meson compile -C "$MESON_BUILD" >&2 || die "meson compile failed"
+}
+
+build_all() {
+	build_kernel
+	build_userspace
+}
+
+# TCG unless KVM really works: /dev/kvm may exist and still fail.
+qemu_accel() {
+	if [ -z "${PIDNS_ACCEL:-}" ]; then
+		PIDNS_ACCEL=tcg
+		if [ -r /dev/kvm ] && [ -w /dev/kvm ] &&
+		   echo quit | timeout 10 qemu-system-x86_64 -accel kvm -M pc -nodefaults \
+			-display none -monitor stdio -S >/dev/null 2>&1; then
+			PIDNS_ACCEL=kvm
+		fi
+		export PIDNS_ACCEL
+	fi
+	echo "$PIDNS_ACCEL"
+}
+
+# Common QEMU arguments. The guest reports its exit status through the
+# isa-debug-exit device (QEMU exits with status*2+1); a panic or reboot
+# ends QEMU with 0 because of -no-reboot and panic=-1.
+qemu_args() {
+	local kernel=$1 initrd=$2 append=$3
+	printf '%s\n' -accel "$(qemu_accel)" -m 512M -smp 1 -nodefaults -no-reboot \
+		-display none -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
+		-kernel "$kernel" -initrd "$initrd" \
+		-append "console=ttyS0 panic=-1 $append"
+}
