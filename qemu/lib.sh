@@ -172,17 +172,26 @@ build_all() {
 	build_userspace
 }
 
-# TCG unless KVM really works: /dev/kvm may exist and still fail.
+# TCG unless KVM really works: /dev/kvm may exist, open, and still hang the
+# guest. The probe boots the guest kernel under KVM with no root: a working
+# KVM reaches "Kernel panic" (and, with -no-reboot, exits) in well under a
+# second. The answer is kept in build/guest/accel for later runs.
 qemu_accel() {
+	local cache=$GUEST/accel kernel=${PIDNS_KERNEL:-$GUEST/bzImage-$KVER} log
+	if [ -z "${PIDNS_ACCEL:-}" ] && [ -f "$cache" ]; then
+		PIDNS_ACCEL=$(cat "$cache")
+	fi
 	if [ -z "${PIDNS_ACCEL:-}" ]; then
 		PIDNS_ACCEL=tcg
-		if [ -r /dev/kvm ] && [ -w /dev/kvm ] &&
-		   echo quit | timeout 10 qemu-system-x86_64 -accel kvm -M pc -nodefaults \
-			-display none -monitor stdio -S >/dev/null 2>&1; then
-			PIDNS_ACCEL=kvm
+		if [ -r /dev/kvm ] && [ -w /dev/kvm ] && [ -f "$kernel" ]; then
+			log=$(timeout -k 2 10 qemu-system-x86_64 -accel kvm -M pc -m 256M \
+				-nodefaults -no-reboot -display none -serial stdio \
+				-kernel "$kernel" -append "console=ttyS0 panic=-1" 2>/dev/null)
+			case $log in *"Kernel panic"*) PIDNS_ACCEL=kvm ;; esac
 		fi
-		export PIDNS_ACCEL
+		mkdir -p "$GUEST" && echo "$PIDNS_ACCEL" >"$cache"
 	fi
+	export PIDNS_ACCEL
 	echo "$PIDNS_ACCEL"
 }
 

@@ -1,0 +1,65 @@
+# SPDX-License-Identifier: GPL-2.0
+# TAP helpers for the guest's shell tests (busybox sh).
+tap_n=0
+tap_failed=0
+
+# ok CONDITION-STATUS DESCRIPTION: prints one TAP line.
+tap() {
+	tap_n=$((tap_n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $tap_n - $2"
+	else
+		echo "not ok $tap_n - $2"
+		tap_failed=$((tap_failed + 1))
+	fi
+}
+
+# check DESCRIPTION -- COMMAND...: the case passes if COMMAND exits 0.
+check() {
+	desc=$1
+	shift 2
+	out=$("$@" 2>&1)
+	st=$?
+	tap $st "$desc"
+	[ $st -eq 0 ] || printf '%s\n' "$out" | sed 's/^/# /'
+	return 0
+}
+
+# refuse DESCRIPTION PATTERN -- COMMAND...: COMMAND must fail and print PATTERN.
+refuse() {
+	desc=$1
+	pat=$2
+	shift 3
+	out=$("$@" 2>&1)
+	st=$?
+	if [ $st -ne 0 ] && printf '%s\n' "$out" | grep -qF -- "$pat"; then
+		tap 0 "$desc"
+	else
+		tap 1 "$desc"
+		echo "# exit $st, wanted failure with: $pat"
+		printf '%s\n' "$out" | sed 's/^/# /'
+	fi
+}
+
+# output DESCRIPTION EXPECTED -- COMMAND...: COMMAND must succeed and print EXPECTED.
+output() {
+	desc=$1
+	want=$2
+	shift 3
+	out=$("$@" 2>&1)
+	st=$?
+	if [ $st -eq 0 ] && [ "$out" = "$want" ]; then
+		tap 0 "$desc"
+	else
+		tap 1 "$desc"
+		echo "# exit $st, wanted output: $want"
+		printf '%s\n' "$out" | sed 's/^/# /'
+	fi
+}
+
+mode() { echo "$1" >/proc/sys/kernel/pidns_coupling || { echo "Bail out! cannot set mode $1"; exit 1; }; }
+
+tap_end() {
+	echo "1..$tap_n"
+	[ $tap_failed -eq 0 ]
+}

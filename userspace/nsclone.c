@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nsclone - run a command in new namespaces through clone3(), clone() or
+ * unshare(), and explain kernel.pidns_coupling when the kernel refuses.
+ */
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "nsflags.h"
+
+#ifndef NSCLONE_VERSION
+#define NSCLONE_VERSION "unknown"
+#endif
+
+enum syscall_kind { SYS_KIND_CLONE3, SYS_KIND_CLONE, SYS_KIND_UNSHARE };
+
+static const char *const syscall_names[] = {
+	[SYS_KIND_CLONE3] = "clone3",
+	[SYS_KIND_CLONE] = "clone",
+	[SYS_KIND_UNSHARE] = "unshare",
+};
+
+enum {
+	OPT_MOUNT_PROC = CHAR_MAX + 1,
+	OPT_POLICY,
+	OPT_LIST_FLAGS,
+};
+
+static void __attribute__((noreturn)) usage(void)
+{
+	size_t i;
+
+	printf("Usage:\n"
+	       " %s [options] [--] [<program> [<argument>...]]\n\n"
+	       "Run a program (default /bin/sh) in new namespaces.\n\n"
+	       "Options:\n", program_invocation_short_name);
+	for (i = 0; i < ns_flags_count; i++)
+		printf(" -%c, --%-20s %s\n", ns_flags[i].opt,
+		       ns_flags[i].longopt, ns_flags[i].help);
+	printf(" -r, --map-root-user        map the current user to root (implies -U)\n"
+	       "     --mount-proc           mount a new /proc (implies -m)\n"
+	       " -s, --syscall=<name>       clone3 (default), clone or unshare\n"
+	       "     --policy               print kernel.pidns_coupling and exit\n"
+	       "     --list-flags           print the namespace flag table and exit\n"
+	       "\n"
+	       " -h, --help                 display this help\n"
+	       " -V, --version              display version\n");
+	exit(EXIT_SUCCESS);
+}
+
+static void __attribute__((noreturn)) bad_usage(void)
+{
+	fprintf(stderr, "Try '%s --help' for more information.\n",
+		program_invocation_short_name);
+	exit(EXIT_FAILURE);
+}
+
+static void print_policy(void)
+{
+	int mode = pidns_mode_read();
+	char coupled[128];
+
+	ns_flags_str(NS_COUPLED, ", ", " and ", coupled, sizeof(coupled));
+	switch (mode) {
+	case PIDNS_ABSENT:
+		printf("kernel.pidns_coupling: absent: this kernel has no coupling policy; CLONE_NEWPID is accepted alone\n");
+		break;
+	case PIDNS_OFF:
+		printf("kernel.pidns_coupling = 0 (off): CLONE_NEWPID is accepted without %s\n",
+		       coupled);
+		break;
+	case PIDNS_WARN:
+		printf("kernel.pidns_coupling = 1 (warn): CLONE_NEWPID without %s is accepted and logged\n",
+		       coupled);
+		break;
+	case PIDNS_ENFORCE:
+		printf("kernel.pidns_coupling = 2 (enforce): CLONE_NEWPID without %s is refused with EINVAL\n",
+		       coupled);
+		break;
+	default:
+		printf("kernel.pidns_coupling = %d (unknown mode)\n", mode);
+		break;
+	}
+}
+
+static void list_flags(void)
+{
+	size_t i;
+
+	printf("%-20s %-10s %-16s %s\n", "FLAG", "VALUE", "OPTION", "NSFILE");
+	for (i = 0; i < ns_flags_count; i++) {
+		char opt[32];
+
+		snprintf(opt, sizeof(opt), "-%c/--%s", ns_flags[i].opt,
+			 ns_flags[i].longopt);
+		printf("%-20s 0x%08llx %-16s %s\n", ns_flags[i].name,
+		       (unsigned long long)ns_flags[i].bit, opt,
+		       ns_flags[i].nsfile ? ns_flags[i].nsfile : "-");
+	}
+}
+
+/* Report a refused request; explain it if the coupling policy refused it. */
+static void __attribute__((noreturn))
+refused(enum syscall_kind kind, uint64_t flags)
+{
+	int e = errno;
+	uint64_t missing = ns_missing(flags);
+	char req[256], coupled[128], miss[128], opts[32];
+
+	ns_flags_str(flags, "|", "|", req, sizeof(req));
+	if (e == EINVAL && missing && pidns_mode_read() == PIDNS_ENFORCE) {
+		ns_flags_str(NS_COUPLED, ", ", " and ", coupled,
+			     sizeof(coupled));
+		ns_flags_str(missing, ", ", ", ", miss, sizeof(miss));
+		ns_flags_opts(missing, opts, sizeof(opts));
+		errx(EXIT_FAILURE,
+		     "%s(%s): %s: kernel.pidns_coupling=2 requires %s with CLONE_NEWPID (missing: %s); add %s or use --container",
+		     syscall_names[kind], req, strerror(e), coupled, miss, opts);
+	}
+	errno = e;
+	err(EXIT_FAILURE, "%s(%s)", syscall_names[kind], req);
+}
+
+/* fork()-like: no new stack, the child returns 0. */
+static pid_t do_clone(enum syscall_kind kind, uint64_t flags)
+{
+	struct clone_args args = {
+		.flags = flags,
+		.exit_signal = SIGCHLD,
+	};
+
+	if (kind == SYS_KIND_CLONE)
+		return (pid_t)syscall(SYS_clone, (unsigned long)flags | SIGCHLD,
+				      NULL, NULL, NULL, 0UL);
+	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+}
+
+static void write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		err(EXIT_FAILURE, "cannot open %s", path);
+	n = write(fd, text, strlen(text));
+	if (n != (ssize_t)strlen(text))
+		err(EXIT_FAILURE, "cannot write %s", path);
+	close(fd);
+}
+
+/* Map root in the user namespace of @pid (0: self) to the caller's ids. */
+static void map_root(pid_t pid, uid_t uid, gid_t gid)
+{
+	char path[64], map[64];
+	const char *who = pid ? "" : "self";
+	char num[16] = "";
+
+	if (pid)
+		snprintf(num, sizeof(num), "%d", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%s%s/setgroups", who, num);
+	write_file(path, "deny");
+	snprintf(path, sizeof(path), "/proc/%s%s/uid_map", who, num);
+	snprintf(map, sizeof(map), "0 %u 1", (unsigned int)uid);
+	write_file(path, map);
+	snprintf(path, sizeof(path), "/proc/%s%s/gid_map", who, num);
+	snprintf(map, sizeof(map), "0 %u 1", (unsigned int)gid);
+	write_file(path, map);
+}
+
+static void __attribute__((noreturn))
+run_child(uint64_t flags, int mount_proc, char **argv)
+{
+	if (ns_expand(flags) & CLONE_NEWNS) {
+		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+			err(EXIT_FAILURE, "cannot make / private");
+	}
+	if (mount_proc &&
+	    mount("proc", "/proc", "proc", MS_NOSUID | MS_NOEXEC | MS_NODEV,
+		  NULL) < 0)
+		err(EXIT_FAILURE, "cannot mount /proc");
+	execvp(argv[0], argv);
+	warn("failed to execute %s", argv[0]);
+	_exit(errno == ENOENT ? 127 : 126);
+}
+
+static int wait_child(pid_t pid)
+{
+	int status;
+
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR)
+			err(EXIT_FAILURE, "waitpid");
+	}
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return EXIT_FAILURE;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "pid", no_argument, NULL, 'p' },
+		{ "mount", no_argument, NULL, 'm' },
+		{ "ipc", no_argument, NULL, 'i' },
+		{ "net", no_argument, NULL, 'n' },
+		{ "uts", no_argument, NULL, 'u' },
+		{ "user", no_argument, NULL, 'U' },
+		{ "cgroup", no_argument, NULL, 'C' },
+		{ "time", no_argument, NULL, 'T' },
+		{ "container", no_argument, NULL, 'c' },
+		{ "map-root-user", no_argument, NULL, 'r' },
+		{ "mount-proc", no_argument, NULL, OPT_MOUNT_PROC },
+		{ "syscall", required_argument, NULL, 's' },
+		{ "policy", no_argument, NULL, OPT_POLICY },
+		{ "list-flags", no_argument, NULL, OPT_LIST_FLAGS },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	static char *default_argv[] = { "/bin/sh", NULL };
+	enum syscall_kind kind = SYS_KIND_CLONE3;
+	int c, mount_proc = 0, root = 0, sync_pipe[2] = { -1, -1 };
+	uid_t uid = getuid();
+	gid_t gid = getgid();
+	uint64_t flags = 0;
+	char **cmd;
+	pid_t pid;
+	size_t i;
+
+	while ((c = getopt_long(argc, argv, "+pminuUCTcrs:hV", longopts,
+				NULL)) != -1) {
+		for (i = 0; i < ns_flags_count; i++)
+			if (c == ns_flags[i].opt)
+				break;
+		if (i < ns_flags_count) {
+			flags |= ns_flags[i].bit;
+			continue;
+		}
+		switch (c) {
+		case 'r':
+			root = 1;
+			flags |= CLONE_NEWUSER;
+			break;
+		case OPT_MOUNT_PROC:
+			mount_proc = 1;
+			flags |= CLONE_NEWNS;
+			break;
+		case 's':
+			for (i = 0; i < sizeof(syscall_names) / sizeof(*syscall_names); i++)
+				if (!strcmp(optarg, syscall_names[i]))
+					break;
+			if (i == sizeof(syscall_names) / sizeof(*syscall_names)) {
+				warnx("unknown syscall: %s", optarg);
+				bad_usage();
+			}
+			kind = (enum syscall_kind)i;
+			break;
+		case OPT_POLICY:
+			print_policy();
+			return EXIT_SUCCESS;
+		case OPT_LIST_FLAGS:
+			list_flags();
+			return EXIT_SUCCESS;
+		case 'h':
+			usage();
+		case 'V':
+			printf("%s %s\n", program_invocation_short_name,
+			       NSCLONE_VERSION);
+			return EXIT_SUCCESS;
+		default:
+			bad_usage();
+		}
+	}
+
+	/* Legacy clone() has no room for these: its low byte is the exit signal. */
+	if (kind == SYS_KIND_CLONE && (flags & CLONE_NEWCONTAINER))
+		errx(EXIT_FAILURE, "--container and --syscall=clone are mutually exclusive: use clone3 or unshare");
+	if (kind == SYS_KIND_CLONE && (flags & CLONE_NEWTIME))
+		errx(EXIT_FAILURE, "--time and --syscall=clone are mutually exclusive: use clone3 or unshare");
+
+	cmd = optind < argc ? argv + optind : default_argv;
+
+	if (kind == SYS_KIND_UNSHARE) {
+		if (unshare((int)flags) < 0)
+			refused(kind, flags);
+		if (root)
+			map_root(0, uid, gid);
+		pid = fork();
+		if (pid < 0)
+			err(EXIT_FAILURE, "fork");
+		if (pid == 0)
+			run_child(flags, mount_proc, cmd);
+		return wait_child(pid);
+	}
+
+	if (root && pipe2(sync_pipe, O_CLOEXEC) < 0)
+		err(EXIT_FAILURE, "pipe");
+	fflush(NULL);
+	pid = do_clone(kind, flags);
+	if (pid < 0)
+		refused(kind, flags);
+	if (pid == 0) {
+		if (root) {
+			char byte;
+
+			close(sync_pipe[1]);
+			if (read(sync_pipe[0], &byte, 1) != 1)
+				errx(EXIT_FAILURE, "parent did not map the user namespace");
+			close(sync_pipe[0]);
+		}
+		run_child(flags, mount_proc, cmd);
+	}
+	if (root) {
+		close(sync_pipe[0]);
+		map_root(pid, uid, gid);
+		if (write(sync_pipe[1], "", 1) != 1)
+			err(EXIT_FAILURE, "cannot release the child");
+		close(sync_pipe[1]);
+	}
+	return wait_child(pid);
+}

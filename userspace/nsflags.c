@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <stdio.h>
+#include <string.h>
+
+#include "nsflags.h"
+
+const struct ns_flag ns_flags[] = {
+	{ "CLONE_NEWPID", CLONE_NEWPID, 'p', "pid", "pid",
+	  "new PID namespace" },
+	{ "CLONE_NEWNS", CLONE_NEWNS, 'm', "mount", "mnt",
+	  "new mount namespace" },
+	{ "CLONE_NEWIPC", CLONE_NEWIPC, 'i', "ipc", "ipc",
+	  "new IPC namespace" },
+	{ "CLONE_NEWNET", CLONE_NEWNET, 'n', "net", "net",
+	  "new network namespace" },
+	{ "CLONE_NEWUTS", CLONE_NEWUTS, 'u', "uts", "uts",
+	  "new UTS namespace" },
+	{ "CLONE_NEWUSER", CLONE_NEWUSER, 'U', "user", "user",
+	  "new user namespace" },
+	{ "CLONE_NEWCGROUP", CLONE_NEWCGROUP, 'C', "cgroup", "cgroup",
+	  "new cgroup namespace" },
+	{ "CLONE_NEWTIME", CLONE_NEWTIME, 'T', "time", "time",
+	  "new time namespace (not with --syscall=clone)" },
+	{ "CLONE_NEWCONTAINER", CLONE_NEWCONTAINER, 'c', "container", NULL,
+	  "CLONE_NEWCONTAINER: new PID, mount, IPC and network namespaces" },
+};
+
+const size_t ns_flags_count = sizeof(ns_flags) / sizeof(ns_flags[0]);
+
+uint64_t ns_expand(uint64_t flags)
+{
+	if (flags & CLONE_NEWCONTAINER)
+		flags = (flags & ~(uint64_t)CLONE_NEWCONTAINER) | NS_CONTAINER;
+	return flags;
+}
+
+uint64_t ns_missing(uint64_t flags)
+{
+	flags = ns_expand(flags);
+	if (!(flags & CLONE_NEWPID))
+		return 0;
+	return NS_COUPLED & ~flags;
+}
+
+static void append(char *buf, size_t len, size_t *pos, const char *s)
+{
+	int n;
+
+	if (*pos >= len)
+		return;
+	n = snprintf(buf + *pos, len - *pos, "%s", s);
+	if (n > 0)
+		*pos += (size_t)n;
+}
+
+char *ns_flags_str(uint64_t flags, const char *sep, const char *last,
+		   char *buf, size_t len)
+{
+	size_t pos = 0, i, left = 0, done = 0;
+	uint64_t rest = flags;
+	char hex[24];
+
+	for (i = 0; i < ns_flags_count; i++) {
+		if (flags & ns_flags[i].bit)
+			left++;
+		rest &= ~ns_flags[i].bit;
+	}
+	if (rest)
+		left++;
+	buf[0] = '\0';
+	if (!flags) {
+		append(buf, len, &pos, "0");
+		return buf;
+	}
+	for (i = 0; i < ns_flags_count; i++) {
+		if (!(flags & ns_flags[i].bit))
+			continue;
+		if (done)
+			append(buf, len, &pos, done + 1 == left ? last : sep);
+		append(buf, len, &pos, ns_flags[i].name);
+		done++;
+	}
+	if (rest) {
+		if (done)
+			append(buf, len, &pos, last);
+		snprintf(hex, sizeof(hex), "%#llx", (unsigned long long)rest);
+		append(buf, len, &pos, hex);
+	}
+	return buf;
+}
+
+char *ns_flags_opts(uint64_t flags, char *buf, size_t len)
+{
+	size_t pos = 0, i;
+	char opt[4];
+
+	buf[0] = '\0';
+	for (i = 0; i < ns_flags_count; i++) {
+		if (!(flags & ns_flags[i].bit))
+			continue;
+		snprintf(opt, sizeof(opt), "%s-%c", pos ? " " : "",
+			 ns_flags[i].opt);
+		append(buf, len, &pos, opt);
+	}
+	return buf;
+}
+
+int pidns_mode_read(void)
+{
+	FILE *f = fopen(PIDNS_COUPLING_SYSCTL, "re");
+	int mode;
+
+	if (!f)
+		return PIDNS_ABSENT;
+	if (fscanf(f, "%d", &mode) != 1)
+		mode = PIDNS_ABSENT;
+	fclose(f);
+	return mode;
+}
+
+const char *pidns_mode_name(int mode)
+{
+	switch (mode) {
+	case PIDNS_OFF:
+		return "off";
+	case PIDNS_WARN:
+		return "warn";
+	case PIDNS_ENFORCE:
+		return "enforce";
+	default:
+		return "absent";
+	}
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The namespace flags, in one table, for nsclone, the tests and the docs.
+ */
+#ifndef NSFLAGS_H
+#define NSFLAGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/sched.h>
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME		0x00000080
+#endif
+#ifndef CLONE_NEWCONTAINER
+#define CLONE_NEWCONTAINER	0x00000040
+#endif
+
+/* What a request for CLONE_NEWPID must also ask for in enforce mode. */
+#define NS_COUPLED	((uint64_t)(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET))
+/* What CLONE_NEWCONTAINER stands for. */
+#define NS_CONTAINER	((uint64_t)CLONE_NEWPID | NS_COUPLED)
+
+#define PIDNS_COUPLING_SYSCTL	"/proc/sys/kernel/pidns_coupling"
+
+enum pidns_mode {
+	PIDNS_ABSENT = -1,	/* kernel without the coupling patches */
+	PIDNS_OFF = 0,
+	PIDNS_WARN = 1,
+	PIDNS_ENFORCE = 2,
+};
+
+struct ns_flag {
+	const char *name;	/* CLONE_NEWPID */
+	uint64_t bit;
+	char opt;		/* nsclone's short option */
+	const char *longopt;	/* nsclone's long option */
+	const char *nsfile;	/* entry in /proc/PID/ns, NULL for the alias */
+	const char *help;	/* nsclone --help text */
+};
+
+extern const struct ns_flag ns_flags[];
+extern const size_t ns_flags_count;
+
+/* CLONE_NEWCONTAINER replaced by the four flags it stands for. */
+uint64_t ns_expand(uint64_t flags);
+
+/* The coupled flags that a CLONE_NEWPID request lacks (0 if none). */
+uint64_t ns_missing(uint64_t flags);
+
+/*
+ * Names of the table's flags set in @flags, in table order, joined by @sep
+ * and by @last between the last two ("CLONE_NEWNS, CLONE_NEWIPC and ...").
+ * Bits outside the table are printed in hex. Returns @buf.
+ */
+char *ns_flags_str(uint64_t flags, const char *sep, const char *last,
+		   char *buf, size_t len);
+
+/* nsclone's short options for @flags: "-i -n". Returns @buf. */
+char *ns_flags_opts(uint64_t flags, char *buf, size_t len);
+
+/* The current kernel.pidns_coupling, or PIDNS_ABSENT. */
+int pidns_mode_read(void);
+
+/* "off", "warn", "enforce", or "absent". */
+const char *pidns_mode_name(int mode);
+
+#endif /* NSFLAGS_H */
