@@ -212,16 +212,8 @@ static int wait_child(pid_t pid)
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "pid", no_argument, NULL, 'p' },
-		{ "mount", no_argument, NULL, 'm' },
-		{ "ipc", no_argument, NULL, 'i' },
-		{ "net", no_argument, NULL, 'n' },
-		{ "uts", no_argument, NULL, 'u' },
-		{ "user", no_argument, NULL, 'U' },
-		{ "cgroup", no_argument, NULL, 'C' },
-		{ "time", no_argument, NULL, 'T' },
-		{ "container", no_argument, NULL, 'c' },
+	/* Options other than the namespace flags, which come from ns_flags. */
+	static const struct option other_opts[] = {
 		{ "map-root-user", no_argument, NULL, 'r' },
 		{ "mount-proc", no_argument, NULL, OPT_MOUNT_PROC },
 		{ "syscall", required_argument, NULL, 's' },
@@ -231,6 +223,8 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
+	struct option longopts[32];
+	char optstring[32] = "+rs:hV";
 	static char *default_argv[] = { "/bin/sh", NULL };
 	enum syscall_kind kind = SYS_KIND_CLONE3;
 	int c, mount_proc = 0, root = 0, sync_pipe[2] = { -1, -1 };
@@ -241,8 +235,18 @@ int main(int argc, char **argv)
 	pid_t pid;
 	size_t i;
 
-	while ((c = getopt_long(argc, argv, "+pminuUCTcrs:hV", longopts,
-				NULL)) != -1) {
+	if (ns_flags_count + sizeof(other_opts) / sizeof(*other_opts) >
+	    sizeof(longopts) / sizeof(*longopts) ||
+	    ns_flags_count + strlen(optstring) >= sizeof(optstring))
+		errx(EXIT_FAILURE, "internal error: option tables too small");
+	for (i = 0; i < ns_flags_count; i++) {
+		longopts[i] = (struct option){ ns_flags[i].longopt, no_argument,
+					       NULL, ns_flags[i].opt };
+		optstring[strlen(optstring)] = ns_flags[i].opt;
+	}
+	memcpy(longopts + i, other_opts, sizeof(other_opts));
+
+	while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
 		for (i = 0; i < ns_flags_count; i++)
 			if (c == ns_flags[i].opt)
 				break;
