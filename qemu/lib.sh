@@ -73,18 +73,29 @@ extract_tree() {
 # Bring the tree to "pristine + patches/$KVER". A tree that already carries
 # the current series is left alone (a developer may be editing it); one that
 # carries an older series is rebuilt, unless it holds work not yet exported.
+tree_has_work() {
+	[ -f "$SRC/.git/pidns-head" ] || return 1
+	[ -n "$(tree_git status --porcelain --untracked-files=no)" ] ||
+		[ "$(tree_git rev-parse HEAD)" != "$(cat "$SRC/.git/pidns-head")" ]
+}
+
+# In CI (or with PIDNS_STRICT_TREE=1) the kernel is built from patches/
+# exactly: work in the tree that is not in them is set aside on a branch.
 prepare_tree() {
 	extract_tree
-	local want stamp=$SRC/.git/pidns-series
+	local want stamp=$SRC/.git/pidns-series strict=${PIDNS_STRICT_TREE:-${CI:-}}
 	want=$(series_hash)
 	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
-		return 0
+		case $strict in 1|true) tree_has_work || return 0 ;; *) return 0 ;; esac
 	fi
-	if [ -f "$SRC/.git/pidns-head" ]; then
-		if [ -n "$(tree_git status --porcelain --untracked-files=no)" ] ||
-		   [ "$(tree_git rev-parse HEAD)" != "$(cat "$SRC/.git/pidns-head")" ]; then
-			die "$SRC has work that is not in patches/$KVER: run 'qemu/kernel-tree export' or reset it"
-		fi
+	if tree_has_work; then
+		case $strict in
+		1|true)
+			say "setting aside the tree's unexported work on branch pidns-set-aside"
+			tree_git stash push -q -m "set aside by prepare_tree" || true
+			tree_git branch -f pidns-set-aside HEAD ;;
+		*) die "$SRC has work that is not in patches/$KVER: run 'qemu/kernel-tree export' or reset it" ;;
+		esac
 	fi
 	say "applying patches/$KVER to $SRC"
 	tree_git checkout -q -f -B pidns-coupling pristine

@@ -25,10 +25,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "nsflags.h"
+#include "guestlib.h"
 #include "tap.h"
-
-#define NS_MAX 16
 
 enum call { CALL_CLONE, CALL_CLONE3, CALL_UNSHARE, CALL_SETNS };
 
@@ -48,26 +46,7 @@ struct result {
 
 static struct result *res;
 static ino_t ns_runner[NS_MAX];	/* the runner's namespaces */
-static ino_t ns_target[NS_MAX];	/* the setns() target's namespaces */
-static int target_pidfd = -1;
-static pid_t target_pid;
-
-static void ns_read(const char *pid, ino_t *ino)
-{
-	char path[64];
-	struct stat st;
-	size_t i;
-
-	for (i = 0; i < ns_flags_count; i++) {
-		ino[i] = 0;
-		if (!ns_flags[i].nsfile)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/ns/%s", pid,
-			 ns_flags[i].nsfile);
-		if (stat(path, &st) == 0)
-			ino[i] = st.st_ino;
-	}
-}
+static struct target target;	/* for setns(): a container's init */
 
 static void __attribute__((format(printf, 1, 2)))
 problem(const char *fmt, ...)
@@ -106,23 +85,13 @@ static int check_ns(uint64_t fresh, bool join, bool pid1)
 			if (now[i] != ns_runner[i])
 				problem("%s namespace changed but was not asked for", f);
 		} else if (join) {
-			if (now[i] != ns_target[i])
+			if (now[i] != target.ns[i])
 				problem("%s namespace is not the target's", f);
 		} else if (now[i] == ns_runner[i]) {
 			problem("%s namespace is not new", f);
 		}
 	}
 	return res->problem[0] ? 1 : 0;
-}
-
-static pid_t raw_clone(enum call call, uint64_t flags)
-{
-	struct clone_args args = { .flags = flags, .exit_signal = SIGCHLD };
-
-	if (call == CALL_CLONE)
-		return (pid_t)syscall(SYS_clone, (unsigned long)flags | SIGCHLD,
-				      NULL, NULL, NULL, 0UL);
-	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
 }
 
 /* Fork, let the child check its namespaces, and wait for it. */
@@ -157,7 +126,7 @@ do_call(enum call call, uint64_t flags, uid_t uid)
 	switch (call) {
 	case CALL_CLONE:
 	case CALL_CLONE3:
-		pid = raw_clone(call, flags);
+		pid = raw_clone(call == CALL_CLONE3, flags);
 		if (pid < 0) {
 			res->call_errno = errno;
 			_exit(0);
@@ -174,7 +143,7 @@ do_call(enum call call, uint64_t flags, uid_t uid)
 		fork_and_check(want, false, want & CLONE_NEWPID);
 		break;
 	case CALL_SETNS:
-		if (setns(target_pidfd, (int)flags) < 0) {
+		if (setns(target.pidfd, (int)flags) < 0) {
 			res->call_errno = errno;
 			_exit(0);
 		}
@@ -225,66 +194,6 @@ static void expect(enum call call, uint64_t flags, uid_t uid, int want_errno,
 		tap_diag("got errno %d (%s), checked %d, problem: %s",
 			 res->call_errno, strerror(res->call_errno),
 			 res->checked, res->problem[0] ? res->problem : "none");
-}
-
-static int write_sysctl(const char *value)
-{
-	int fd = open(PIDNS_COUPLING_SYSCTL, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, value, strlen(value));
-	n = n < 0 ? -errno : 0;
-	close(fd);
-	return (int)n;
-}
-
-static void set_mode(int mode)
-{
-	char v[4];
-
-	snprintf(v, sizeof(v), "%d", mode);
-	if (write_sysctl(v) < 0 || pidns_mode_read() != mode) {
-		printf("Bail out! cannot set kernel.pidns_coupling to %d\n", mode);
-		exit(1);
-	}
-}
-
-/* The target for setns(): a container init that waits to be killed. */
-static void start_target(void)
-{
-	struct clone_args args = {
-		.flags = CLONE_NEWCONTAINER | CLONE_PIDFD,
-		.pidfd = (uintptr_t)&target_pidfd,
-		.exit_signal = SIGCHLD,
-	};
-	char pid[16];
-
-	target_pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
-	if (target_pid < 0) {
-		printf("Bail out! clone3(CLONE_NEWCONTAINER) for the setns target: %s\n",
-		       strerror(errno));
-		exit(1);
-	}
-	if (target_pid == 0) {
-		for (;;)
-			pause();
-	}
-	snprintf(pid, sizeof(pid), "%d", (int)target_pid);
-	ns_read(pid, ns_target);
-}
-
-/* Find @needle in the kernel log. */
-static bool klog_has(const char *needle)
-{
-	static char buf[1 << 18];
-	int n = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, sizeof(buf) - 1);
-
-	if (n < 0)
-		return false;
-	buf[n] = '\0';
-	return strstr(buf, needle) != NULL;
 }
 
 /* The log line of warn and enforce modes names the task and what is missing. */
@@ -467,15 +376,14 @@ int main(void)
 	log_case(PIDNS_ENFORCE, "pidns-refuse", CLONE_NEWPID,
 		 "CLONE_NEWPID without CLONE_NEWNS CLONE_NEWIPC CLONE_NEWNET: refused (kernel.pidns_coupling=2)");
 
-	start_target();
+	target_start(&target, CLONE_NEWCONTAINER, NULL);
 	policy_cases(PIDNS_ENFORCE);
 	policy_cases(PIDNS_WARN);
 	policy_cases(PIDNS_OFF);
 	unchanged_cases();
 	knob_cases();
 
-	kill(target_pid, SIGKILL);
-	waitpid(target_pid, NULL, 0);
+	target_stop(&target);
 	set_mode(PIDNS_ENFORCE);
 	tap_plan_end();
 	return tap_failed ? 1 : 0;

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/klog.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "guestlib.h"
+
+void ns_read(const char *pid, ino_t *ino)
+{
+	char path[64];
+	struct stat st;
+	size_t i;
+
+	for (i = 0; i < ns_flags_count; i++) {
+		ino[i] = 0;
+		if (!ns_flags[i].nsfile)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/ns/%s", pid,
+			 ns_flags[i].nsfile);
+		if (stat(path, &st) == 0)
+			ino[i] = st.st_ino;
+	}
+}
+
+pid_t raw_clone(bool clone3, uint64_t flags)
+{
+	struct clone_args args = { .flags = flags, .exit_signal = SIGCHLD };
+
+	if (!clone3)
+		return (pid_t)syscall(SYS_clone, (unsigned long)flags | SIGCHLD,
+				      NULL, NULL, NULL, 0UL);
+	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+}
+
+int write_sysctl(const char *value)
+{
+	int fd = open(PIDNS_COUPLING_SYSCTL, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, value, strlen(value));
+	n = n < 0 ? -errno : 0;
+	close(fd);
+	return (int)n;
+}
+
+void set_mode(int mode)
+{
+	char v[4];
+
+	snprintf(v, sizeof(v), "%d", mode);
+	if (write_sysctl(v) < 0 || pidns_mode_read() != mode) {
+		printf("Bail out! cannot set kernel.pidns_coupling to %d\n", mode);
+		exit(1);
+	}
+}
+
+void target_start(struct target *t, uint64_t flags, void (*setup)(void))
+{
+	struct clone_args args = {
+		.flags = flags | CLONE_PIDFD,
+		.pidfd = (uintptr_t)&t->pidfd,
+		.exit_signal = SIGCHLD,
+	};
+	char pid[16];
+	int ready[2];
+	char byte;
+
+	if (pipe(ready) < 0) {
+		printf("Bail out! pipe: %s\n", strerror(errno));
+		exit(1);
+	}
+	fflush(stdout);
+	t->pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+	if (t->pid < 0) {
+		printf("Bail out! clone3 for a target: %s\n", strerror(errno));
+		exit(1);
+	}
+	if (t->pid == 0) {
+		close(ready[0]);
+		if (setup)
+			setup();
+		if (write(ready[1], "", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	if (read(ready[0], &byte, 1) != 1) {
+		printf("Bail out! the target did not start\n");
+		exit(1);
+	}
+	close(ready[0]);
+	snprintf(pid, sizeof(pid), "%d", (int)t->pid);
+	ns_read(pid, t->ns);
+}
+
+void target_stop(struct target *t)
+{
+	kill(t->pid, SIGKILL);
+	waitpid(t->pid, NULL, 0);
+	close(t->pidfd);
+}
+
+bool klog_has(const char *needle)
+{
+	static char buf[1 << 18];
+	int n = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, sizeof(buf) - 1);
+
+	if (n < 0)
+		return false;
+	buf[n] = '\0';
+	return strstr(buf, needle) != NULL;
+}
+
+int wait_status(pid_t pid)
+{
+	int status;
+
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR)
+			return -1;
+	}
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return 128 + WTERMSIG(status);
+}

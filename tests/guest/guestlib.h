@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Helpers shared by the guest test programs. */
+#ifndef GUESTLIB_H
+#define GUESTLIB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "nsflags.h"
+
+#define NS_MAX 16
+
+/* A process in new namespaces that waits to be killed. */
+struct target {
+	pid_t pid;
+	int pidfd;
+	ino_t ns[NS_MAX];	/* indexed like ns_flags[] */
+};
+
+/* Inode of each ns_flags[] entry's /proc/@pid/ns file ("self" works). */
+void ns_read(const char *pid, ino_t *ino);
+
+/* fork()-like clone() or clone3() with @flags; the child returns 0. */
+pid_t raw_clone(bool clone3, uint64_t flags);
+
+/* Write @value to kernel.pidns_coupling: 0 or -errno. */
+int write_sysctl(const char *value);
+
+/* Set kernel.pidns_coupling or bail out of the TAP run. */
+void set_mode(int mode);
+
+/*
+ * Start a target with clone3(@flags | CLONE_PIDFD); @setup, if not NULL,
+ * runs in it before it waits. Bails out on failure.
+ */
+void target_start(struct target *t, uint64_t flags, void (*setup)(void));
+void target_stop(struct target *t);
+
+/* Whether the kernel log holds @needle. */
+bool klog_has(const char *needle);
+
+/* Wait for @pid; its exit status, or 128 + signal. */
+int wait_status(pid_t pid);
+
+#endif /* GUESTLIB_H */
