@@ -198,7 +198,7 @@ qemu_accel() {
 		if [ -r /dev/kvm ] && [ -w /dev/kvm ] && [ -f "$kernel" ]; then
 			log=$(timeout -k 2 10 qemu-system-x86_64 -accel kvm -M pc -m 256M \
 				-nodefaults -no-reboot -display none -serial stdio \
-				-kernel "$kernel" -append "console=ttyS0 panic=-1" 2>/dev/null)
+				-kernel "$kernel" -append "console=ttyS0 panic=-1" 2>/dev/null) || true
 			case $log in *"Kernel panic"*) PIDNS_ACCEL=kvm ;; esac
 		fi
 		mkdir -p "$GUEST" && echo "$PIDNS_ACCEL" >"$cache"
