@@ -24,7 +24,7 @@ BASE_DATE="2000-01-01T00:00:00Z"
 
 PACKAGES=(linux-source-$KVER gcc make flex bison bc libelf-dev libssl-dev cpio
 	  qemu-system-x86 meson ninja-build util-linux busybox-static
-	  bubblewrap ccache xz-utils git)
+	  bubblewrap ccache xz-utils git libsmartcols-dev pkg-config)
 
 say() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
 die() { say "error: $*"; exit 1; }

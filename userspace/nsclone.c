@@ -14,9 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <libsmartcols.h>
 
 #include "nsflags.h"
 
@@ -36,6 +40,9 @@ enum {
 	OPT_MOUNT_PROC = CHAR_MAX + 1,
 	OPT_POLICY,
 	OPT_LIST_FLAGS,
+	OPT_MATRIX,
+	OPT_JSON,
+	OPT_SHOW_IDS,
 };
 
 static void __attribute__((noreturn)) usage(void)
@@ -52,8 +59,13 @@ static void __attribute__((noreturn)) usage(void)
 	printf(" -r, --map-root-user        map the current user to root (implies -U)\n"
 	       "     --mount-proc           mount a new /proc (implies -m)\n"
 	       " -s, --syscall=<name>       clone3 (default), clone or unshare\n"
+	       "     --show-ids             print the child's PID at every level, its PID\n"
+	       "                              namespace (device:inode) and its pidfd\n"
 	       "     --policy               print kernel.pidns_coupling and exit\n"
 	       "     --list-flags           print the namespace flag table and exit\n"
+	       "     --matrix               print the kernel's verdict on each combination\n"
+	       "                              of the coupled flags through --syscall, and exit\n"
+	       "     --json                 with --matrix: JSON output\n"
 	       "\n"
 	       " -h, --help                 display this help\n"
 	       " -V, --version              display version\n");
@@ -111,6 +123,178 @@ static void list_flags(void)
 	}
 }
 
+/*
+ * fork()-like: no new stack, the child returns 0. With @pidfd, the parent
+ * also gets a pidfd for the child (CLONE_PIDFD).
+ */
+static pid_t do_clone(enum syscall_kind kind, uint64_t flags, int *pidfd)
+{
+	struct clone_args args = {
+		.flags = flags | (pidfd ? CLONE_PIDFD : 0),
+		.pidfd = (uintptr_t)pidfd,
+		.exit_signal = SIGCHLD,
+	};
+
+	if (kind == SYS_KIND_CLONE)
+		return (pid_t)syscall(SYS_clone, (unsigned long)args.flags | SIGCHLD,
+				      NULL, pidfd, NULL, 0UL);
+	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+}
+
+/* Short names of @flags' namespaces: "pid,mnt,ipc,net", "container". */
+static char *short_names(uint64_t flags, char *buf, size_t len)
+{
+	size_t i, pos = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < ns_flags_count; i++) {
+		if (!(flags & ns_flags[i].bit))
+			continue;
+		pos += (size_t)snprintf(buf + pos, pos < len ? len - pos : 0,
+					"%s%s", pos ? "," : "",
+					ns_flags[i].nsfile ? ns_flags[i].nsfile :
+					ns_flags[i].longopt);
+	}
+	return buf;
+}
+
+/* In a throwaway child: make the request; 0 if the kernel took it, or errno. */
+static int try_request(enum syscall_kind kind, uint64_t flags)
+{
+	pid_t pid, child;
+	int status;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		err(EXIT_FAILURE, "fork");
+	if (pid == 0) {
+		if (kind == SYS_KIND_UNSHARE)
+			_exit(unshare((int)flags) < 0 ? errno : 0);
+		child = do_clone(kind, flags, NULL);
+		if (child == 0)
+			_exit(0);
+		if (child < 0)
+			_exit(errno);
+		waitpid(child, NULL, 0);
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status))
+		errx(EXIT_FAILURE, "a --matrix probe died");
+	return WEXITSTATUS(status);
+}
+
+/*
+ * Every subset of CLONE_NEWPID and the coupled flags, and the alias, each
+ * with @extra (the namespace options given with --matrix), through @kind.
+ */
+static int print_matrix(enum syscall_kind kind, uint64_t extra, int json)
+{
+	struct libscols_table *tb = scols_new_table();
+	uint64_t set = (uint64_t)CLONE_NEWPID | NS_COUPLED, sub;
+	char names[128], mask[24], mode[64];
+	int m = pidns_mode_read();
+
+	if (!tb)
+		err(EXIT_FAILURE, "cannot create the table");
+	scols_table_enable_json(tb, json);
+	scols_table_set_name(tb, "matrix");
+	if (!scols_table_new_column(tb, "FLAGS", 0, 0) ||
+	    !scols_table_new_column(tb, "MASK", 0, SCOLS_FL_RIGHT) ||
+	    !scols_table_new_column(tb, "SYSCALL", 0, 0) ||
+	    !scols_table_new_column(tb, "RESULT", 0, 0) ||
+	    !scols_table_new_column(tb, "ERRNO", 0, 0))
+		err(EXIT_FAILURE, "cannot create the columns");
+
+	/* Every subset of @set: walk the submasks, the whole set first. */
+	for (sub = set;; sub = (sub - 1) & set) {
+		uint64_t flags = sub | extra;
+		struct libscols_line *ln;
+		int e;
+
+		e = try_request(kind, flags);
+		ln = scols_table_new_line(tb, NULL);
+		if (!ln)
+			err(EXIT_FAILURE, "cannot add a line");
+		snprintf(mask, sizeof(mask), "0x%08llx", (unsigned long long)flags);
+		scols_line_set_data(ln, 0, flags ? short_names(flags, names, sizeof(names)) : "-");
+		scols_line_set_data(ln, 1, mask);
+		scols_line_set_data(ln, 2, syscall_names[kind]);
+		scols_line_set_data(ln, 3, e ? "refused" : "accepted");
+		scols_line_set_data(ln, 4, e ? strerrorname_np(e) : "-");
+		if (!sub)
+			break;
+	}
+	if (kind != SYS_KIND_CLONE) {
+		uint64_t flags = CLONE_NEWCONTAINER | extra;
+		struct libscols_line *ln = scols_table_new_line(tb, NULL);
+		int e = try_request(kind, flags);
+
+		if (!ln)
+			err(EXIT_FAILURE, "cannot add a line");
+		snprintf(mask, sizeof(mask), "0x%08llx", (unsigned long long)flags);
+		scols_line_set_data(ln, 0, short_names(flags, names, sizeof(names)));
+		scols_line_set_data(ln, 1, mask);
+		scols_line_set_data(ln, 2, syscall_names[kind]);
+		scols_line_set_data(ln, 3, e ? "refused" : "accepted");
+		scols_line_set_data(ln, 4, e ? strerrorname_np(e) : "-");
+	}
+	if (!json) {
+		snprintf(mode, sizeof(mode), "kernel.pidns_coupling = %s",
+			 m == PIDNS_ABSENT ? "absent" : "");
+		if (m != PIDNS_ABSENT)
+			snprintf(mode, sizeof(mode), "kernel.pidns_coupling = %d (%s)",
+				 m, pidns_mode_name(m));
+		printf("%s\n", mode);
+	}
+	scols_print_table(tb);
+	scols_unref_table(tb);
+	return EXIT_SUCCESS;
+}
+
+/*
+ * --show-ids: what identifies the child across PID namespaces. Its PID at
+ * every level (NSpid), its PID namespace as device:inode, and a pidfd that
+ * refers to it without a PID.
+ */
+static void show_ids(pid_t pid, int pidfd)
+{
+	char path[64], line[256];
+	struct stat st;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		err(EXIT_FAILURE, "cannot open %s", path);
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "NSpid:", 6))
+			printf("nsclone: NSpid:%s", line + 6);
+	fclose(f);
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
+	if (stat(path, &st) < 0)
+		err(EXIT_FAILURE, "cannot stat %s", path);
+	printf("nsclone: pid namespace: %u:%u inode %llu (device:inode identifies it on this host)\n",
+	       major(st.st_dev), minor(st.st_dev), (unsigned long long)st.st_ino);
+	printf("nsclone: pidfd: %d (the parent waits on it, not on a PID)\n", pidfd);
+	fflush(stdout);
+}
+
+/* Wait for the child through its pidfd: immune to PID reuse. */
+static int wait_pidfd(int pidfd)
+{
+	siginfo_t info;
+
+	memset(&info, 0, sizeof(info));
+	while (waitid(P_PIDFD, (id_t)pidfd, &info, WEXITED) < 0) {
+		if (errno != EINTR)
+			err(EXIT_FAILURE, "waitid");
+	}
+	if (info.si_code == CLD_EXITED)
+		return info.si_status;
+	return 128 + info.si_status;
+}
+
 /* Report a refused request; explain it if the coupling policy refused it. */
 static void __attribute__((noreturn))
 refused(enum syscall_kind kind, uint64_t flags)
@@ -131,20 +315,6 @@ refused(enum syscall_kind kind, uint64_t flags)
 	}
 	errno = e;
 	err(EXIT_FAILURE, "%s(%s)", syscall_names[kind], req);
-}
-
-/* fork()-like: no new stack, the child returns 0. */
-static pid_t do_clone(enum syscall_kind kind, uint64_t flags)
-{
-	struct clone_args args = {
-		.flags = flags,
-		.exit_signal = SIGCHLD,
-	};
-
-	if (kind == SYS_KIND_CLONE)
-		return (pid_t)syscall(SYS_clone, (unsigned long)flags | SIGCHLD,
-				      NULL, NULL, NULL, 0UL);
-	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
 }
 
 static void write_file(const char *path, const char *text)
@@ -219,6 +389,9 @@ int main(int argc, char **argv)
 		{ "syscall", required_argument, NULL, 's' },
 		{ "policy", no_argument, NULL, OPT_POLICY },
 		{ "list-flags", no_argument, NULL, OPT_LIST_FLAGS },
+		{ "matrix", no_argument, NULL, OPT_MATRIX },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "show-ids", no_argument, NULL, OPT_SHOW_IDS },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -228,6 +401,7 @@ int main(int argc, char **argv)
 	static char *default_argv[] = { "/bin/sh", NULL };
 	enum syscall_kind kind = SYS_KIND_CLONE3;
 	int c, mount_proc = 0, root = 0, sync_pipe[2] = { -1, -1 };
+	int matrix = 0, json = 0, ids = 0, pidfd = -1;
 	uid_t uid = getuid();
 	gid_t gid = getgid();
 	uint64_t flags = 0;
@@ -279,6 +453,15 @@ int main(int argc, char **argv)
 		case OPT_LIST_FLAGS:
 			list_flags();
 			return EXIT_SUCCESS;
+		case OPT_MATRIX:
+			matrix = 1;
+			break;
+		case OPT_JSON:
+			json = 1;
+			break;
+		case OPT_SHOW_IDS:
+			ids = 1;
+			break;
 		case 'h':
 			usage();
 		case 'V':
@@ -296,44 +479,61 @@ int main(int argc, char **argv)
 	if (kind == SYS_KIND_CLONE && (flags & CLONE_NEWTIME))
 		errx(EXIT_FAILURE, "--time and --syscall=clone are mutually exclusive: use clone3 or unshare");
 
+	if (json && !matrix)
+		errx(EXIT_FAILURE, "--json goes with --matrix");
+	if (matrix && (flags & (CLONE_NEWPID | NS_COUPLED | CLONE_NEWCONTAINER)))
+		errx(EXIT_FAILURE, "--matrix tries every combination of --pid, --mount, --ipc, --net and --container itself");
+	if (matrix && root)
+		errx(EXIT_FAILURE, "--matrix and --map-root-user are mutually exclusive: use --user");
+	if (matrix)
+		return print_matrix(kind, flags, json);
+
 	cmd = optind < argc ? argv + optind : default_argv;
+
+	/* The child waits for the parent to map its user namespace or print its ids. */
+	if ((root || ids) && pipe2(sync_pipe, O_CLOEXEC) < 0)
+		err(EXIT_FAILURE, "pipe");
 
 	if (kind == SYS_KIND_UNSHARE) {
 		if (unshare((int)flags) < 0)
 			refused(kind, flags);
 		if (root)
 			map_root(0, uid, gid);
+		fflush(NULL);
 		pid = fork();
 		if (pid < 0)
 			err(EXIT_FAILURE, "fork");
-		if (pid == 0)
-			run_child(flags, mount_proc, cmd);
-		return wait_child(pid);
+		if (pid > 0 && ids) {
+			pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+			if (pidfd < 0)
+				err(EXIT_FAILURE, "pidfd_open");
+		}
+	} else {
+		fflush(NULL);
+		pid = do_clone(kind, flags, ids ? &pidfd : NULL);
+		if (pid < 0)
+			refused(kind, flags);
+		if (pid > 0 && root)
+			map_root(pid, uid, gid);
 	}
-
-	if (root && pipe2(sync_pipe, O_CLOEXEC) < 0)
-		err(EXIT_FAILURE, "pipe");
-	fflush(NULL);
-	pid = do_clone(kind, flags);
-	if (pid < 0)
-		refused(kind, flags);
 	if (pid == 0) {
-		if (root) {
+		if (sync_pipe[0] >= 0) {
 			char byte;
 
 			close(sync_pipe[1]);
 			if (read(sync_pipe[0], &byte, 1) != 1)
-				errx(EXIT_FAILURE, "parent did not map the user namespace");
+				errx(EXIT_FAILURE, "the parent did not release the child");
 			close(sync_pipe[0]);
 		}
 		run_child(flags, mount_proc, cmd);
 	}
-	if (root) {
+	if (ids)
+		show_ids(pid, pidfd);
+	if (sync_pipe[1] >= 0) {
 		close(sync_pipe[0]);
-		map_root(pid, uid, gid);
 		if (write(sync_pipe[1], "", 1) != 1)
 			err(EXIT_FAILURE, "cannot release the child");
 		close(sync_pipe[1]);
 	}
-	return wait_child(pid);
+	return ids ? wait_pidfd(pidfd) : wait_child(pid);
 }

@@ -8,6 +8,15 @@ echo "TAP version 13"
 
 MSG="nsclone: clone3(CLONE_NEWPID|CLONE_NEWNS): Invalid argument: kernel.pidns_coupling=2 requires CLONE_NEWNS, CLONE_NEWIPC and CLONE_NEWNET with CLONE_NEWPID (missing: CLONE_NEWIPC, CLONE_NEWNET); add -i -n or use --container"
 
+# Warn mode first: its log line must not be lost to the rate limit that
+# the refusals below run into.
+mode 1
+output "warn: unshare --pid --fork runs as pid 1" "1" -- \
+	/usr/bin/unshare --pid --fork sh -c 'echo $$'
+check "warn: the kernel log names unshare and the missing flags" -- \
+	sh -c 'dmesg | grep -E "pidns_coupling: unshare\[[0-9]+\]: CLONE_NEWPID without CLONE_NEWNS CLONE_NEWIPC CLONE_NEWNET: allowed"'
+
+
 mode 2
 refuse "enforce: unshare --pid --fork true is refused" "Invalid argument" -- \
 	/usr/bin/unshare --pid --fork true
@@ -40,8 +49,22 @@ output "enforce: nsclone exits 127 when the command is missing" "exit 127" -- \
 output "enforce: nsclone --policy" \
 	"kernel.pidns_coupling = 2 (enforce): CLONE_NEWPID without CLONE_NEWNS, CLONE_NEWIPC and CLONE_NEWNET is refused with EINVAL" -- \
 	/bin/nsclone --policy
+check "enforce: nsclone --matrix shows pid alone refused with EINVAL" -- \
+	sh -c '/bin/nsclone --matrix | grep -Eq "^pid +0x20000000 clone3 +refused +EINVAL$"'
+check "enforce: nsclone --matrix shows pid,mnt,ipc,net and container accepted" -- \
+	sh -c 'm=$(/bin/nsclone --matrix) && echo "$m" | grep -Eq "^pid,mnt,ipc,net +0x68020000 clone3 +accepted +-$" && echo "$m" | grep -Eq "^container +0x00000040 clone3 +accepted +-$"'
+check "enforce: nsclone --matrix -s unshare refuses exactly the 7 uncoupled pid rows" -- \
+	sh -c 'test "$(/bin/nsclone --matrix -s unshare | grep -c " refused ")" = 7'
+check "enforce: nsclone --matrix --json is JSON with the verdicts" -- \
+	sh -c '/bin/nsclone --matrix --json | tr -d " \n" | grep -q "{\"flags\":\"pid\",\"mask\":\"0x20000000\",\"syscall\":\"clone3\",\"result\":\"refused\",\"errno\":\"EINVAL\"}"'
+check "enforce: nsclone --show-ids prints NSpid at both levels, the pid namespace and a pidfd" -- \
+	sh -c 'o=$(/bin/nsclone -c --show-ids true) && echo "$o" | grep -Eq "^nsclone: NSpid:[[:space:]]+[0-9]+[[:space:]]+1$" && echo "$o" | grep -Eq "^nsclone: pid namespace: [0-9]+:[0-9]+ inode [0-9]+ " && echo "$o" | grep -Eq "^nsclone: pidfd: [0-9]+ "'
+check "enforce: nsclone --show-ids names the child's pid namespace inode" -- \
+	sh -c 'o=$(/bin/nsclone -c --show-ids readlink /proc/self/ns/pid) && ino=$(echo "$o" | sed -n "s/.* inode \([0-9]*\) .*/\1/p") && echo "$o" | grep -q "^pid:\[$ino\]$"'
 
 mode 0
+check "off: nsclone --matrix accepts every row" -- \
+	sh -c 'test "$(/bin/nsclone --matrix | grep -c " accepted ")" = 17'
 output "off: unshare --pid --fork runs as pid 1" "1" -- \
 	/usr/bin/unshare --pid --fork sh -c 'echo $$'
 output "off: unshare --pid --mount --ipc --net --fork --mount-proc still works" "1" -- \
@@ -51,12 +74,6 @@ output "off: bwrap --unshare-pid runs as pid 2" "2" -- \
 output "off: bwrap --unshare-pid --unshare-ipc --unshare-net still works" "2" -- \
 	/usr/bin/bwrap --dev-bind / / --proc /proc --unshare-pid --unshare-ipc --unshare-net sh -c 'echo $$'
 output "off: nsclone -p runs as pid 1" "1" -- /bin/nsclone -p --mount-proc sh -c 'echo $$'
-
-mode 1
-output "warn: unshare --pid --fork runs as pid 1" "1" -- \
-	/usr/bin/unshare --pid --fork sh -c 'echo $$'
-check "warn: the kernel log names unshare and the missing flags" -- \
-	sh -c 'dmesg | grep -E "pidns_coupling: unshare\[[0-9]+\]: CLONE_NEWPID without CLONE_NEWNS CLONE_NEWIPC CLONE_NEWNET: allowed"'
 
 mode 2
 tap_end
