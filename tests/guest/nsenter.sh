@@ -40,6 +40,10 @@ refuse "enforce: nsenter -t N -p -m -i is refused (net missing)" "Invalid argume
 	$NS -t "$n" -p -m -i true
 output "enforce: nsenter -t N --net alone (no PID namespace) is not the policy's business" "ok" -- \
 	$NS -t "$n" --net echo ok
+refuse "enforce: bwrap --pidns (join the container's PID namespace) is refused" "Invalid argument" -- \
+	sh -c "/usr/bin/bwrap --dev-bind / / --pidns 3 true 3</proc/$n/ns/pid"
+refuse "enforce: bwrap --pidns --unshare-pid --unshare-ipc --unshare-net is refused" "Invalid argument" -- \
+	sh -c "/usr/bin/bwrap --dev-bind / / --unshare-pid --unshare-ipc --unshare-net --pidns 3 true 3</proc/$n/ns/pid"
 
 mode 1
 output "warn: nsenter -t N --pid is allowed" "ok" -- $NS -t "$n" --pid echo ok
@@ -49,6 +53,8 @@ check "warn: and logged with the missing namespaces" -- \
 mode 0
 output "off: nsenter -t N --pid works" "ok" -- $NS -t "$n" --pid echo ok
 output "off: nsenter -t N --pid --mount works" "ok" -- $NS -t "$n" --pid --mount echo ok
+check "off: bwrap --pidns works" -- \
+	sh -c "/usr/bin/bwrap --dev-bind / / --pidns 3 true 3</proc/$n/ns/pid"
 
 mode 2
 kill -KILL $n 2>/dev/null
