@@ -15,7 +15,7 @@ _nsclone()
 	esac
 	if [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W "$(nsclone --help |
-			grep -oE -- '(^| )--?[A-Za-z][-A-Za-z]*' | tr -d ' ')" -- "$cur"))
+			grep -oE -- '(^| )--?[A-Za-z][-A-Za-z]*' | tr -d ' ' | sort -u)" -- "$cur"))
 		return
 	fi
 	COMPREPLY=($(compgen -c -- "$cur"))

@@ -25,6 +25,9 @@ expect() {
 echo "== The policy =="
 run /bin/nsclone --policy
 echo
+echo "== What this kernel accepts (nsclone --matrix) =="
+expect ok /bin/nsclone --matrix
+echo
 echo "== Refused in enforce mode: a PID namespace that shares mounts, IPC or net =="
 expect fail /bin/nsclone -p true
 expect fail /bin/nsclone -p -m true
@@ -36,6 +39,21 @@ expect ok /bin/nsclone -p -m -i -n --mount-proc sh -c 'echo "pid $$ in a new con
 expect ok /bin/nsclone -c --mount-proc ps
 expect ok /usr/bin/unshare --pid --mount --ipc --net --fork --mount-proc sh -c 'echo "unshare: pid $$"'
 expect ok /usr/bin/bwrap --dev-bind / / --unshare-pid --unshare-ipc --unshare-net sh -c 'echo "bwrap: pid $$"'
+echo
+echo "== A child's identity across PID namespaces, without trusting a PID =="
+expect ok /bin/nsclone -c --show-ids true
+echo
+echo "== Joining a container: the whole set, or nothing =="
+/usr/bin/unshare -p -m -i -n -f sleep 60 &
+sleep 0.5
+init=
+for status in /proc/[0-9]*/status; do
+	grep -q "^PPid:[[:space:]]*$!\$" "$status" && { init=${status#/proc/}; init=${init%/status}; }
+done
+expect ok /usr/bin/nsenter -t "$init" --all sh -c 'echo "joined: pid $$ in the container"'
+expect fail /usr/bin/nsenter -t "$init" --pid true
+kill -KILL "$init"
+wait
 echo
 echo "== Unprivileged, through a user namespace =="
 expect fail su -s /bin/sh user -c '/bin/nsclone -U -p true'
