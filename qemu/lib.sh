@@ -73,6 +73,27 @@ extract_tree() {
 # Bring the tree to "pristine + patches/$KVER". A tree that already carries
 # the current series is left alone (a developer may be editing it); one that
 # carries an older series is rebuilt, unless it holds work not yet exported.
+# "blob mtime path" for each file the tree's series touches. Re-applying a
+# series rewrites all of them; those whose content comes out the same get
+# their old mtime back, so that make rebuilds only what really changed.
+series_files_snapshot() {
+	tree_git rev-parse -q --verify pidns-coupling >/dev/null || return 0
+	tree_git diff --name-only pristine pidns-coupling | while IFS= read -r f; do
+		[ -f "$SRC/$f" ] || continue
+		printf '%s %s %s\n' "$(tree_git hash-object "$f")" \
+			"$(stat -c %.9Y "$SRC/$f")" "$f"
+	done
+}
+
+restore_unchanged_mtimes() {
+	local blob mtime f
+	while read -r blob mtime f; do
+		[ -n "$f" ] && [ -f "$SRC/$f" ] || continue
+		[ "$(tree_git hash-object "$f")" = "$blob" ] && touch -d "@$mtime" "$SRC/$f"
+	done
+	return 0
+}
+
 tree_has_work() {
 	[ -f "$SRC/.git/pidns-head" ] || return 1
 	[ -n "$(tree_git status --porcelain --untracked-files=no)" ] ||
@@ -98,10 +119,13 @@ prepare_tree() {
 		esac
 	fi
 	say "applying patches/$KVER to $SRC"
+	local before
+	before=$(series_files_snapshot)
 	tree_git checkout -q -f -B pidns-coupling pristine
 	# shellcheck disable=SC2046
 	tree_git am -q --committer-date-is-author-date $(series_patches) ||
 		{ tree_git am --abort; die "patches/$KVER does not apply with git am"; }
+	printf '%s\n' "$before" | restore_unchanged_mtimes
 	tree_git rev-parse HEAD >"$SRC/.git/pidns-head"
 	echo "$want" >"$stamp"
 }
@@ -168,6 +192,37 @@ build_kernel() {
 	cmp -s "$OBJ/arch/x86/boot/bzImage" "$GUEST/bzImage-$KVER" ||
 		cp "$OBJ/arch/x86/boot/bzImage" "$GUEST/bzImage-$KVER"
 	say "kernel ready: $GUEST/bzImage-$KVER ($((SECONDS - t0)) s)"
+}
+
+# The unpatched kernel, for comparisons: a worktree of the pristine commit,
+# the same fragment without the coupling options, the same compiler cache.
+VANILLA_SRC=$CACHE/vanilla-$KVER
+VANILLA_OBJ=$CACHE/obj-$KVER-vanilla
+build_vanilla() {
+	ensure_packages
+	extract_tree
+	if [ ! -d "$VANILLA_SRC" ]; then
+		tree_git worktree add -q --detach "$VANILLA_SRC" pristine ||
+			die "cannot add the vanilla worktree"
+	fi
+	mkdir -p "$VANILLA_OBJ"
+	local frag=$VANILLA_OBJ/guest-vanilla.config
+	grep -v 'PID_NS_COUPLING' "$FRAGMENT" >"$frag.new"
+	if ! cmp -s "$frag.new" "$frag" || [ ! -f "$VANILLA_OBJ/.config" ]; then
+		mv "$frag.new" "$frag"
+		make -s -C "$VANILLA_SRC" O="$VANILLA_OBJ" tinyconfig >/dev/null
+		"$VANILLA_SRC/scripts/kconfig/merge_config.sh" -m -O "$VANILLA_OBJ" \
+			"$VANILLA_OBJ/.config" "$frag" >/dev/null
+		make -s -C "$VANILLA_SRC" O="$VANILLA_OBJ" olddefconfig >/dev/null
+	fi
+	rm -f "$frag.new"
+	say "building the unpatched linux-$KVER guest kernel in $VANILLA_OBJ"
+	make -s -C "$VANILLA_SRC" O="$VANILLA_OBJ" -j"$(nproc)" CC="ccache gcc" \
+		KBUILD_BUILD_USER=pidns KBUILD_BUILD_HOST=guest bzImage >&2 ||
+		die "vanilla kernel build failed"
+	mkdir -p "$GUEST"
+	cmp -s "$VANILLA_OBJ/arch/x86/boot/bzImage" "$GUEST/bzImage-$KVER-vanilla" ||
+		cp "$VANILLA_OBJ/arch/x86/boot/bzImage" "$GUEST/bzImage-$KVER-vanilla"
 }
 
 # meson builds the launcher, the guest test programs and the initramfs.

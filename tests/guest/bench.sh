@@ -1,0 +1,11 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# In the guest for tests/bench: pidns.bench=base|knob, pidns.rounds=N.
+what=base rounds=5
+for arg in $(cat /proc/cmdline); do
+	case $arg in
+	pidns.bench=*) what=${arg#pidns.bench=} ;;
+	pidns.rounds=*) rounds=${arg#pidns.rounds=} ;;
+	esac
+done
+/tests/bench "$what" "$rounds"
