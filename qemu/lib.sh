@@ -94,10 +94,15 @@ restore_unchanged_mtimes() {
 	return 0
 }
 
+# Uncommitted changes, or commits other than the applied series (a tree
+# left at pristine, by a failed "git am" say, holds nothing to lose).
 tree_has_work() {
 	[ -f "$SRC/.git/pidns-head" ] || return 1
-	[ -n "$(tree_git status --porcelain --untracked-files=no)" ] ||
-		[ "$(tree_git rev-parse HEAD)" != "$(cat "$SRC/.git/pidns-head")" ]
+	[ -n "$(tree_git status --porcelain --untracked-files=no)" ] && return 0
+	local head
+	head=$(tree_git rev-parse HEAD)
+	[ "$head" != "$(tree_git rev-parse pristine)" ] &&
+		[ "$head" != "$(cat "$SRC/.git/pidns-head")" ]
 }
 
 # In CI (or with PIDNS_STRICT_TREE=1) the kernel is built from patches/
@@ -106,7 +111,8 @@ prepare_tree() {
 	extract_tree
 	local want stamp=$SRC/.git/pidns-series strict=${PIDNS_STRICT_TREE:-${CI:-}}
 	want=$(series_hash)
-	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] &&
+	   [ "$(tree_git rev-parse HEAD)" != "$(tree_git rev-parse pristine)" ]; then
 		case $strict in 1|true) tree_has_work || return 0 ;; *) return 0 ;; esac
 	fi
 	if tree_has_work; then
@@ -124,7 +130,8 @@ prepare_tree() {
 	tree_git checkout -q -f -B pidns-coupling pristine
 	# shellcheck disable=SC2046
 	tree_git am -q --committer-date-is-author-date $(series_patches) ||
-		{ tree_git am --abort; die "patches/$KVER does not apply with git am"; }
+		{ tree_git am --abort; rm -f "$stamp" "$SRC/.git/pidns-head";
+		  die "patches/$KVER does not apply with git am"; }
 	printf '%s\n' "$before" | restore_unchanged_mtimes
 	tree_git rev-parse HEAD >"$SRC/.git/pidns-head"
 	echo "$want" >"$stamp"
@@ -151,29 +158,33 @@ $blurb"
 	series_hash >"$SRC/.git/pidns-series"
 }
 
-# Configure tinyconfig + qemu/guest.config in $OBJ and check that every
-# option the fragment asks for is what the final .config has.
+# Whether $1/.config has every line of the fragment $2 (quiet unless $3).
+config_satisfies() {
+	local line opt ok=0
+	while read -r line; do
+		case $line in
+		CONFIG_*=*) grep -qxF "$line" "$1/.config" ||
+			{ [ -n "${3:-}" ] && say "config: wanted $line"; ok=1; } ;;
+		"# CONFIG_"*" is not set")
+			opt=${line#\# }; opt=${opt%% *}
+			! grep -q "^$opt=" "$1/.config" ||
+				{ [ -n "${3:-}" ] && say "config: wanted $line"; ok=1; } ;;
+		esac
+	done <"$2"
+	return $ok
+}
+
+# Configure tinyconfig + qemu/guest.config in $OBJ, unless the .config
+# there already has every option the fragment asks for; fail if it cannot.
 configure_kernel() {
-	local stamp=$OBJ/.pidns-config want
-	want=$(cat "$FRAGMENT" "$SRC/.git/pidns-series" | sha256sum)
-	if [ -f "$OBJ/.config" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
-		return 0
-	fi
+	[ -f "$OBJ/.config" ] && config_satisfies "$OBJ" "$FRAGMENT" && return 0
+	say "configuring $OBJ: tinyconfig + qemu/guest.config"
 	mkdir -p "$OBJ"
 	make -s -C "$SRC" O="$OBJ" tinyconfig >/dev/null
 	"$SRC/scripts/kconfig/merge_config.sh" -m -O "$OBJ" "$OBJ/.config" "$FRAGMENT" >/dev/null
 	make -s -C "$SRC" O="$OBJ" olddefconfig >/dev/null
-	local line opt missing=0
-	while read -r line; do
-		case $line in
-		CONFIG_*=*) grep -qxF "$line" "$OBJ/.config" || { say "config: wanted $line"; missing=1; } ;;
-		"# CONFIG_"*" is not set")
-			opt=${line#\# }; opt=${opt%% *}
-			! grep -q "^$opt=" "$OBJ/.config" || { say "config: wanted $line"; missing=1; } ;;
-		esac
-	done <"$FRAGMENT"
-	[ $missing -eq 0 ] || die "the guest config fragment is not satisfied (see above)"
-	echo "$want" >"$stamp"
+	config_satisfies "$OBJ" "$FRAGMENT" verbose ||
+		die "the guest config fragment is not satisfied (see above)"
 }
 
 build_kernel() {
@@ -185,6 +196,8 @@ build_kernel() {
 	make -s -C "$SRC" O="$OBJ" -j"$(nproc)" CC="ccache gcc" \
 		KBUILD_BUILD_USER=pidns KBUILD_BUILD_HOST=guest bzImage >&2 ||
 		die "kernel build failed"
+	config_satisfies "$OBJ" "$FRAGMENT" verbose ||
+		die "the build changed .config away from the fragment (see above)"
 	# What headers_install would copy, left in place: "make headers" only
 	# touches a header that changed, so userspace is rebuilt only then.
 	make -s -C "$SRC" O="$OBJ" headers >&2 || die "make headers failed"
