@@ -4,17 +4,27 @@
 # shellcheck shell=bash
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-KVER=${KVER:-6.1}
+# The Debian kernel sources the project builds and tests; the first is the
+# default (what "linux-source" installs) and gives userspace its headers.
+read -r -a KVERS <<<"${PIDNS_KVERS:-6.1 6.12}"
 CACHE=${PIDNS_CACHE:-/var/cache/pidns-coupling}
-SRC=$CACHE/linux-$KVER
-OBJ=$CACHE/obj-$KVER
 BUILD=$TOP/build
 GUEST=$BUILD/guest
 MESON_BUILD=$BUILD/meson
-SERIES=$TOP/patches/$KVER
 FRAGMENT=$TOP/qemu/guest.config
-TARBALL=/usr/src/linux-source-$KVER.tar.xz
 export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
+
+# Everything that depends on the kernel version.
+set_kver() {
+	KVER=$1
+	SRC=$CACHE/linux-$KVER
+	OBJ=$CACHE/obj-$KVER
+	SERIES=$TOP/patches/$KVER
+	TARBALL=/usr/src/linux-source-$KVER.tar.xz
+	VANILLA_SRC=$CACHE/vanilla-$KVER
+	VANILLA_OBJ=$CACHE/obj-$KVER-vanilla
+}
+set_kver "${KVER:-${KVERS[0]}}"
 
 # Fixed identities and dates make the baseline commit, and every commit that
 # "git am" creates on top of it, the same on every machine, so that
@@ -22,9 +32,10 @@ export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
 GIT_IDENT=(-c user.name="pidns-coupling developers" -c user.email=dev@pidns-coupling.invalid)
 BASE_DATE="2000-01-01T00:00:00Z"
 
-PACKAGES=(linux-source-$KVER gcc make flex bison bc libelf-dev libssl-dev cpio
+PACKAGES=(gcc make flex bison bc libelf-dev libssl-dev cpio
 	  qemu-system-x86 meson ninja-build util-linux busybox-static
-	  bubblewrap ccache xz-utils git libsmartcols-dev pkg-config)
+	  bubblewrap ccache xz-utils git libsmartcols-dev pkg-config sparse)
+for v in "${KVERS[@]}"; do PACKAGES+=("linux-source-$v"); done
 
 say() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
 die() { say "error: $*"; exit 1; }
@@ -209,8 +220,6 @@ build_kernel() {
 
 # The unpatched kernel, for comparisons: a worktree of the pristine commit,
 # the same fragment without the coupling options, the same compiler cache.
-VANILLA_SRC=$CACHE/vanilla-$KVER
-VANILLA_OBJ=$CACHE/obj-$KVER-vanilla
 build_vanilla() {
 	ensure_packages
 	extract_tree
@@ -238,17 +247,31 @@ build_vanilla() {
 		cp "$VANILLA_OBJ/arch/x86/boot/bzImage" "$GUEST/bzImage-$KVER-vanilla"
 }
 
-# meson builds the launcher, the guest test programs and the initramfs.
+# meson builds the launcher, the guest test programs and the initramfs,
+# against the headers of the first kernel version.
 build_userspace() {
+	local versions headers=$CACHE/obj-${KVERS[0]}/usr/include
+	versions=$(IFS=,; echo "${KVERS[*]}")
 	if [ ! -f "$MESON_BUILD/build.ninja" ]; then
-		meson setup -Dkernel_headers="$OBJ/usr/include" -Dstatic=true \
-			-Dwerror=true "$MESON_BUILD" "$TOP" >&2 || die "meson setup failed"
+		meson setup -Dkernel_headers="$headers" -Dstatic=true -Dwerror=true \
+			-Dkernel_versions="$versions" "$MESON_BUILD" "$TOP" >&2 ||
+			die "meson setup failed"
+	elif [ "$(cat "$MESON_BUILD/.pidns-kvers" 2>/dev/null)" != "$versions" ]; then
+		meson configure -Dkernel_versions="$versions" "$MESON_BUILD" >&2 ||
+			die "meson configure failed"
 	fi
+	echo "$versions" >"$MESON_BUILD/.pidns-kvers"
 	meson compile -C "$MESON_BUILD" >&2 || die "meson compile failed"
 }
 
+# Every kernel version's guest kernel, then userspace.
 build_all() {
-	build_kernel
+	local keep=$KVER v
+	for v in "${KVERS[@]}"; do
+		set_kver "$v"
+		build_kernel
+	done
+	set_kver "$keep"
 	build_userspace
 }
 
