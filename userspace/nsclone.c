@@ -123,22 +123,9 @@ static void list_flags(void)
 	}
 }
 
-/*
- * fork()-like: no new stack, the child returns 0. With @pidfd, the parent
- * also gets a pidfd for the child (CLONE_PIDFD).
- */
 static pid_t do_clone(enum syscall_kind kind, uint64_t flags, int *pidfd)
 {
-	struct clone_args args = {
-		.flags = flags | (pidfd ? CLONE_PIDFD : 0),
-		.pidfd = (uintptr_t)pidfd,
-		.exit_signal = SIGCHLD,
-	};
-
-	if (kind == SYS_KIND_CLONE)
-		return (pid_t)syscall(SYS_clone, (unsigned long)args.flags | SIGCHLD,
-				      NULL, pidfd, NULL, 0UL);
-	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+	return ns_clone(kind == SYS_KIND_CLONE, flags, pidfd);
 }
 
 /* Short names of @flags' namespaces: "pid,mnt,ipc,net", "container". */

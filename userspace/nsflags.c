@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "nsflags.h"
 
@@ -103,6 +106,20 @@ char *ns_flags_opts(uint64_t flags, char *buf, size_t len)
 		append(buf, len, &pos, opt);
 	}
 	return buf;
+}
+
+pid_t ns_clone(int legacy, uint64_t flags, int *pidfd)
+{
+	struct clone_args args = {
+		.flags = flags | (pidfd ? CLONE_PIDFD : 0),
+		.pidfd = (uintptr_t)pidfd,
+		.exit_signal = SIGCHLD,
+	};
+
+	if (legacy)
+		return (pid_t)syscall(SYS_clone, (unsigned long)args.flags | SIGCHLD,
+				      NULL, pidfd, NULL, 0UL);
+	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
 }
 
 int pidns_mode_read(void)

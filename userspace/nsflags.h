@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <linux/sched.h>
 
 #ifndef CLONE_NEWTIME
@@ -58,6 +59,13 @@ char *ns_flags_str(uint64_t flags, const char *sep, const char *last,
 
 /* nsclone's short options for @flags: "-i -n". Returns @buf. */
 char *ns_flags_opts(uint64_t flags, char *buf, size_t len);
+
+/*
+ * fork()-like clone3() (or legacy clone() with @legacy) with @flags and no
+ * new stack: the child returns 0. With @pidfd, the parent also gets a
+ * pidfd for the child (CLONE_PIDFD).
+ */
+pid_t ns_clone(int legacy, uint64_t flags, int *pidfd);
 
 /* The current kernel.pidns_coupling, or PIDNS_ABSENT. */
 int pidns_mode_read(void);

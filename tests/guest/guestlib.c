@@ -32,12 +32,7 @@ void ns_read(const char *pid, ino_t *ino)
 
 pid_t raw_clone(bool clone3, uint64_t flags)
 {
-	struct clone_args args = { .flags = flags, .exit_signal = SIGCHLD };
-
-	if (!clone3)
-		return (pid_t)syscall(SYS_clone, (unsigned long)flags | SIGCHLD,
-				      NULL, NULL, NULL, 0UL);
-	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+	return ns_clone(!clone3, flags, NULL);
 }
 
 int write_sysctl(const char *value)
@@ -66,11 +61,6 @@ void set_mode(int mode)
 
 void target_start(struct target *t, uint64_t flags, void (*setup)(void))
 {
-	struct clone_args args = {
-		.flags = flags | CLONE_PIDFD,
-		.pidfd = (uintptr_t)&t->pidfd,
-		.exit_signal = SIGCHLD,
-	};
 	char pid[16];
 	int ready[2];
 	char byte;
@@ -80,7 +70,7 @@ void target_start(struct target *t, uint64_t flags, void (*setup)(void))
 		exit(1);
 	}
 	fflush(stdout);
-	t->pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+	t->pid = ns_clone(0, flags, &t->pidfd);
 	if (t->pid < 0) {
 		printf("Bail out! clone3 for a target: %s\n", strerror(errno));
 		exit(1);
