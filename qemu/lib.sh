@@ -34,7 +34,7 @@ BASE_DATE="2000-01-01T00:00:00Z"
 
 PACKAGES=(gcc make flex bison bc libelf-dev libssl-dev cpio
 	  qemu-system-x86 meson ninja-build util-linux busybox-static
-	  bubblewrap ccache xz-utils git libsmartcols-dev pkg-config sparse)
+	  bubblewrap firejail ccache xz-utils git libsmartcols-dev pkg-config sparse)
 for v in "${KVERS[@]}"; do PACKAGES+=("linux-source-$v"); done
 
 say() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# Debian's util-linux and bubblewrap, and nsclone, against the policy.
+# Debian's util-linux, bubblewrap and firejail, and nsclone, against the policy.
 # Debian's tools are called by full path: busybox sh runs its own
 # unshare/nsenter applets before anything on PATH.
 . /tests/tap.sh
@@ -61,8 +61,13 @@ check "enforce: nsclone --show-ids prints NSpid at both levels, the pid namespac
 	sh -c 'o=$(/bin/nsclone -c --show-ids true) && echo "$o" | grep -Eq "^nsclone: NSpid:[[:space:]]+[0-9]+[[:space:]]+1$" && echo "$o" | grep -Eq "^nsclone: pid namespace: [0-9]+:[0-9]+ inode [0-9]+ " && echo "$o" | grep -Eq "^nsclone: pidfd: [0-9]+ "'
 check "enforce: nsclone --show-ids names the child's pid namespace inode" -- \
 	sh -c 'o=$(/bin/nsclone -c --show-ids readlink /proc/self/ns/pid) && ino=$(echo "$o" | sed -n "s/.* inode \([0-9]*\) .*/\1/p") && echo "$o" | grep -q "^pid:\[$ino\]$"'
+refuse "enforce: firejail (no --net: the host network is shared) is refused" "Invalid argument" -- \
+	/usr/bin/firejail --noprofile --quiet true
+check "enforce: firejail --net=none (root: new IPC and network namespaces too) runs" -- \
+	/usr/bin/firejail --noprofile --quiet --net=none true
 
 mode 0
+check "off: firejail without --net runs" -- /usr/bin/firejail --noprofile --quiet true
 check "off: nsclone --matrix accepts every row" -- \
 	sh -c 'test "$(/bin/nsclone --matrix | grep -c " accepted ")" = 17'
 output "off: unshare --pid --fork runs as pid 1" "1" -- \
