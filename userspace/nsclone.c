@@ -354,17 +354,11 @@ run_child(uint64_t flags, int mount_proc, char **argv)
 
 static int wait_child(pid_t pid)
 {
-	int status;
+	int status = ns_wait(pid);
 
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR)
-			err(EXIT_FAILURE, "waitpid");
-	}
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return EXIT_FAILURE;
+	if (status < 0)
+		err(EXIT_FAILURE, "waitpid");
+	return status;
 }
 
 int main(int argc, char **argv)

@@ -2,7 +2,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <errno.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "nsflags.h"
@@ -120,6 +122,21 @@ pid_t ns_clone(int legacy, uint64_t flags, int *pidfd)
 		return (pid_t)syscall(SYS_clone, (unsigned long)args.flags | SIGCHLD,
 				      NULL, pidfd, NULL, 0UL);
 	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+}
+
+int ns_wait(pid_t pid)
+{
+	int status;
+
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR)
+			return -1;
+	}
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return -1;
 }
 
 int pidns_mode_read(void)

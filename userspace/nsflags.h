@@ -67,6 +67,12 @@ char *ns_flags_opts(uint64_t flags, char *buf, size_t len);
  */
 pid_t ns_clone(int legacy, uint64_t flags, int *pidfd);
 
+/*
+ * Wait for @pid: its exit status, 128 + the signal that killed it, or -1
+ * if waitpid() failed.
+ */
+int ns_wait(pid_t pid);
+
 /* The current kernel.pidns_coupling, or PIDNS_ABSENT. */
 int pidns_mode_read(void);
 

@@ -114,13 +114,5 @@ bool klog_has(const char *needle)
 
 int wait_status(pid_t pid)
 {
-	int status;
-
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR)
-			return -1;
-	}
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	return 128 + WTERMSIG(status);
+	return ns_wait(pid);
 }
