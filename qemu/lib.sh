@@ -13,6 +13,11 @@ GUEST=$BUILD/guest
 MESON_BUILD=$BUILD/meson
 FRAGMENT=$TOP/qemu/guest.config
 export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
+# Paths below the cache are hashed relative to the build's directory, so
+# that two object directories next to their source trees ($CACHE/obj-V
+# and $CACHE/linux-V, $CACHE/vanilla/obj-V and $CACHE/vanilla/linux-V)
+# share cache entries for every file their configurations do not change.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$CACHE}
 
 # Everything that depends on the kernel version.
 set_kver() {
@@ -21,8 +26,7 @@ set_kver() {
 	OBJ=$CACHE/obj-$KVER
 	SERIES=$TOP/patches/$KVER
 	TARBALL=/usr/src/linux-source-$KVER.tar.xz
-	VANILLA_SRC=$CACHE/vanilla-$KVER
-	VANILLA_OBJ=$CACHE/obj-$KVER-vanilla
+	VANILLA_SRC=$CACHE/vanilla/linux-$KVER
 }
 set_kver "${KVER:-${KVERS[0]}}"
 
@@ -218,34 +222,60 @@ build_kernel() {
 	say "kernel ready: $GUEST/bzImage-$KVER ($((SECONDS - t0)) s)"
 }
 
-# The unpatched kernel, for comparisons: a worktree of the pristine commit,
-# the same fragment without the coupling options, the same compiler cache.
-build_vanilla() {
-	ensure_packages
-	extract_tree
-	if [ ! -d "$VANILLA_SRC" ]; then
-		tree_git worktree add -q --detach "$VANILLA_SRC" pristine ||
-			die "cannot add the vanilla worktree"
-	fi
-	mkdir -p "$VANILLA_OBJ"
-	local frag=$VANILLA_OBJ/guest-vanilla.config
-	grep -v 'PID_NS_COUPLING' "$FRAGMENT" >"$frag.new"
-	if ! cmp -s "$frag.new" "$frag" || [ ! -f "$VANILLA_OBJ/.config" ]; then
-		mv "$frag.new" "$frag"
-		make -s -C "$VANILLA_SRC" O="$VANILLA_OBJ" tinyconfig >/dev/null
-		"$VANILLA_SRC/scripts/kconfig/merge_config.sh" -m -O "$VANILLA_OBJ" \
-			"$VANILLA_OBJ/.config" "$frag" >/dev/null
-		make -s -C "$VANILLA_SRC" O="$VANILLA_OBJ" olddefconfig >/dev/null
-	fi
-	rm -f "$frag.new"
-	say "building the unpatched linux-$KVER guest kernel in $VANILLA_OBJ"
-	make -s -C "$VANILLA_SRC" O="$VANILLA_OBJ" -j"$(nproc)" CC="ccache gcc" \
-		KBUILD_BUILD_USER=pidns KBUILD_BUILD_HOST=guest bzImage >&2 ||
-		die "vanilla kernel build failed"
-	mkdir -p "$GUEST"
-	cmp -s "$VANILLA_OBJ/arch/x86/boot/bzImage" "$GUEST/bzImage-$KVER-vanilla" ||
-		cp "$VANILLA_OBJ/arch/x86/boot/bzImage" "$GUEST/bzImage-$KVER-vanilla"
+# Other flavours of the guest kernel, each in its own object directory
+# with the same compiler cache (files that the flavour's options do not
+# touch are cache hits), installed as build/guest/bzImage-$KVER-NAME:
+#   vanilla  the pristine tree, the fragment without the coupling options
+#            (for comparisons: tests/bench, the oracle, the selftests);
+#   kunit    the patched tree, the fragment plus qemu/kunit.config;
+#   debug    the patched tree, the fragment plus qemu/debug.config (KASAN,
+#            kmemleak, lockdep and the other checkers).
+# A flavour's own fragment file is qemu/NAME.config.
+flavour_fragment() {
+	case $1 in
+	vanilla) grep -v 'PID_NS_COUPLING' "$FRAGMENT" ;;
+	*) cat "$FRAGMENT" "$TOP/qemu/$1.config" ;;
+	esac
 }
+
+build_flavour() {
+	local name=$1 src=$SRC obj=$CACHE/obj-$KVER-$1 frag t0=$SECONDS
+	ensure_packages
+	if [ "$name" = vanilla ]; then
+		extract_tree
+		src=$VANILLA_SRC
+		obj=$CACHE/vanilla/obj-$KVER
+		if [ ! -d "$src" ]; then
+			tree_git worktree add -q --detach "$src" pristine ||
+				die "cannot add the vanilla worktree"
+		fi
+	else
+		prepare_tree
+	fi
+	mkdir -p "$obj"
+	frag=$obj/guest-$name.config
+	flavour_fragment "$name" >"$frag"
+	if [ ! -f "$obj/.config" ] || ! config_satisfies "$obj" "$frag"; then
+		say "configuring $obj: tinyconfig + the $name fragment"
+		make -s -C "$src" O="$obj" tinyconfig >/dev/null
+		"$src/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "$frag" >/dev/null
+		make -s -C "$src" O="$obj" olddefconfig >/dev/null
+		config_satisfies "$obj" "$frag" verbose ||
+			die "the $name fragment is not satisfied (see above)"
+	fi
+	say "building the $name linux-$KVER guest kernel in $obj"
+	make -s -C "$src" O="$obj" -j"$(nproc)" CC="ccache gcc" \
+		KBUILD_BUILD_USER=pidns KBUILD_BUILD_HOST=guest bzImage >&2 ||
+		die "$name kernel build failed"
+	config_satisfies "$obj" "$frag" verbose ||
+		die "the build changed .config away from the $name fragment"
+	mkdir -p "$GUEST"
+	cmp -s "$obj/arch/x86/boot/bzImage" "$GUEST/bzImage-$KVER-$name" ||
+		cp "$obj/arch/x86/boot/bzImage" "$GUEST/bzImage-$KVER-$name"
+	say "$name kernel ready: $GUEST/bzImage-$KVER-$name ($((SECONDS - t0)) s)"
+}
+
+build_vanilla() { build_flavour vanilla; }
 
 # meson builds the launcher, the guest test programs and the initramfs,
 # against the headers of the first kernel version.
@@ -264,12 +294,17 @@ build_userspace() {
 	meson compile -C "$MESON_BUILD" >&2 || die "meson compile failed"
 }
 
-# Every kernel version's guest kernel, then userspace.
+# Every kernel version's guest kernel and its kunit flavour, the first
+# version's vanilla flavour (the comparisons run on 6.1), then userspace.
+# With "long", also every version's debug flavour.
 build_all() {
 	local keep=$KVER v
 	for v in "${KVERS[@]}"; do
 		set_kver "$v"
 		build_kernel
+		build_flavour kunit
+		[ "$v" != "${KVERS[0]}" ] || build_flavour vanilla
+		[ "${1:-}" != long ] || build_flavour debug
 	done
 	set_kver "$keep"
 	build_userspace

@@ -1,0 +1,373 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Every subset of the nine namespace flags (the eight namespaces and
+ * CLONE_NEWCONTAINER: 512) through clone(), clone3(), unshare() and
+ * setns(pidfd), in each mode of kernel.pidns_coupling, as root and as
+ * uid 1000, compared with the oracle (oracle.c), which knows only the
+ * documentation. Every success is also checked namespace by namespace:
+ * the new task's /proc/self/ns inodes must differ from the caller's
+ * exactly where the request asked for a new namespace (or, for setns,
+ * equal the target's exactly where it asked to join).
+ *
+ * One TAP line per (call, mode, user) group: its cases, accepted and
+ * refused counts, and mismatches, each listed. On a kernel without the
+ * series (no kernel.pidns_coupling) only mode 0 exists, and the oracle
+ * is told the kernel has no CLONE_NEWCONTAINER.
+ *
+ * Each case runs in a fresh worker process (unshare() and setns() change
+ * their caller), which forks the child that reads its namespaces.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <grp.h>
+
+#include "guestlib.h"
+#include "oracle.h"
+#include "tap.h"
+
+#define UNPRIV_UID	1000
+#define SUBSETS		(1U << 9)
+#define LIST_MAX	20	/* mismatches listed per group */
+
+#ifndef __WALL
+#define __WALL		0x40000000
+#endif
+
+/* What a worker found, in memory shared with the driver. */
+struct result {
+	int done;		/* the worker got to the end */
+	int err;		/* errno of the call, 0 on success */
+	int fork_err;		/* errno of the fork after unshare/setns */
+	int child_ok;		/* the child read its namespaces */
+	ino_t ns[NS_MAX];	/* the child's, indexed like ns_flags[] */
+};
+
+static struct result *res;
+static ino_t host_ns[NS_MAX];
+
+struct nstarget {
+	pid_t pid, helper;
+	int pidfd;
+	ino_t ns[NS_MAX];
+};
+
+/*
+ * Become an ordinary uid 1000 process. Changing uids makes a process
+ * non-dumpable, which a process that uid 1000 started is not, and which
+ * would fail setns()'s ptrace access check on the target (EPERM).
+ */
+static void drop_privileges(void)
+{
+	if (setgroups(0, NULL) < 0 || setresgid(UNPRIV_UID, UNPRIV_UID, UNPRIV_UID) < 0 ||
+	    setresuid(UNPRIV_UID, UNPRIV_UID, UNPRIV_UID) < 0 ||
+	    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
+		_exit(90);
+}
+
+/* The subset @n: bit i of @n is ns_flags[i]. */
+static uint64_t subset(unsigned int n)
+{
+	uint64_t flags = 0;
+	size_t i;
+
+	for (i = 0; i < ns_flags_count; i++)
+		if (n & (1U << i))
+			flags |= ns_flags[i].bit;
+	return flags;
+}
+
+static pid_t do_clone(enum oracle_call call, uint64_t flags)
+{
+	struct clone_args args = { .flags = flags, .exit_signal = SIGCHLD };
+
+	if (call == ORACLE_CLONE)
+		return (pid_t)syscall(SYS_clone, (unsigned long)flags | SIGCHLD,
+				      NULL, NULL, NULL, 0UL);
+	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+}
+
+static void child_report(void)
+{
+	ns_read("self", res->ns);
+	res->child_ok = 1;
+	_exit(0);
+}
+
+static void worker(enum oracle_call call, uint64_t flags, bool unpriv, int pidfd)
+{
+	pid_t pid;
+	long r = 0;
+
+	alarm(20);
+	if (unpriv)
+		drop_privileges();
+	switch (call) {
+	case ORACLE_CLONE:
+	case ORACLE_CLONE3:
+		pid = do_clone(call, flags);
+		if (pid < 0) {
+			res->err = errno;
+			break;
+		}
+		if (pid == 0)
+			child_report();
+		waitpid(pid, NULL, __WALL);
+		break;
+	case ORACLE_UNSHARE:
+	case ORACLE_SETNS:
+		if (call == ORACLE_UNSHARE)
+			r = syscall(SYS_unshare, (unsigned long)flags);
+		else
+			r = syscall(SYS_setns, pidfd, (int)flags);
+		if (r < 0) {
+			res->err = errno;
+			break;
+		}
+		pid = fork();
+		if (pid < 0) {
+			res->fork_err = errno;
+			break;
+		}
+		if (pid == 0)
+			child_report();
+		waitpid(pid, NULL, 0);
+		break;
+	default:
+		_exit(91);
+	}
+	res->done = 1;
+	_exit(0);
+}
+
+/*
+ * A setns() target in new namespaces of every kind, created by root or by
+ * uid 1000 (through a helper that drops to it and stays, so that the
+ * target's user namespace belongs to uid 1000).
+ */
+static void nstarget_start(struct nstarget *t, bool unpriv)
+{
+	uint64_t all = 0;
+	int pipefd[2];
+	char path[24];
+	size_t i;
+
+	for (i = 0; i < ns_flags_count; i++)
+		if (ns_flags[i].nsfile)
+			all |= ns_flags[i].bit;
+	if (pipe(pipefd) < 0) {
+		printf("Bail out! pipe: %s\n", strerror(errno));
+		exit(1);
+	}
+	fflush(stdout);
+	t->helper = fork();
+	if (t->helper == 0) {
+		pid_t pid;
+
+		if (unpriv)
+			drop_privileges();
+		pid = do_clone(ORACLE_CLONE3, all);
+		if (pid == 0) {
+			for (;;)
+				pause();
+		}
+		if (write(pipefd[1], &pid, sizeof(pid)) != sizeof(pid))
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(pipefd[1]);
+	if (t->helper < 0 || read(pipefd[0], &t->pid, sizeof(t->pid)) != sizeof(t->pid) ||
+	    t->pid <= 0) {
+		printf("Bail out! cannot start a %s setns target\n", unpriv ? "uid 1000" : "root");
+		exit(1);
+	}
+	close(pipefd[0]);
+	t->pidfd = (int)syscall(SYS_pidfd_open, t->pid, 0);
+	if (t->pidfd < 0) {
+		printf("Bail out! pidfd_open: %s\n", strerror(errno));
+		exit(1);
+	}
+	snprintf(path, sizeof(path), "%d", (int)t->pid);
+	ns_read(path, t->ns);
+	for (i = 0; i < ns_flags_count; i++) {
+		if (ns_flags[i].nsfile && (!t->ns[i] || t->ns[i] == host_ns[i])) {
+			printf("Bail out! the setns target is not in a new %s namespace\n",
+			       ns_flags[i].nsfile);
+			exit(1);
+		}
+	}
+}
+
+static void nstarget_stop(struct nstarget *t)
+{
+	kill(t->pid, SIGKILL);
+	kill(t->helper, SIGKILL);
+	waitpid(t->helper, NULL, 0);
+	close(t->pidfd);
+}
+
+static const char *err_name(int err)
+{
+	static char buf[16];
+
+	switch (err) {
+	case 0: return "success";
+	case EINVAL: return "EINVAL";
+	case EPERM: return "EPERM";
+	case ENOSPC: return "ENOSPC";
+	case EUSERS: return "EUSERS";
+	case ENOMEM: return "ENOMEM";
+	}
+	snprintf(buf, sizeof(buf), "errno %d", err);
+	return buf;
+}
+
+/*
+ * Run one case; on a mismatch, describe it in @why and return false.
+ */
+static bool run_case(const struct oracle_case *c, const struct nstarget *t,
+		     struct oracle_verdict *want, char *why, size_t len)
+{
+	pid_t pid;
+	int status;
+	size_t i;
+
+	*want = oracle(c);
+	memset(res, 0, sizeof(*res));
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		snprintf(why, len, "fork of the worker: %s", strerror(errno));
+		return false;
+	}
+	if (pid == 0)
+		worker(c->call, c->flags, c->unpriv, t->pidfd);
+	status = ns_wait(pid);
+	if (status != 0 || !res->done) {
+		snprintf(why, len, "the worker failed (status %d)", status);
+		return false;
+	}
+	if (res->err != want->err) {
+		snprintf(why, len, "got %s, oracle says %s", err_name(res->err),
+			 err_name(want->err));
+		return false;
+	}
+	if (want->err)
+		return true;
+	if (res->fork_err || !res->child_ok) {
+		snprintf(why, len, "accepted, but the child after it failed (%s)",
+			 res->fork_err ? err_name(res->fork_err) : "did not report");
+		return false;
+	}
+	for (i = 0; i < ns_flags_count; i++) {
+		const struct ns_flag *f = &ns_flags[i];
+		bool asked = want->ns & f->bit, ok;
+
+		if (!f->nsfile)
+			continue;
+		if (!asked)
+			ok = res->ns[i] == host_ns[i];
+		else if (c->call == ORACLE_SETNS)
+			ok = res->ns[i] == t->ns[i];
+		else
+			ok = res->ns[i] && res->ns[i] != host_ns[i];
+		if (!ok) {
+			snprintf(why, len, "accepted, but the %s namespace is %s",
+				 f->nsfile, asked ? (c->call == ORACLE_SETNS ?
+				 "not the target's" : "not new") : "not the caller's");
+			return false;
+		}
+	}
+	return true;
+}
+
+static void run_group(enum oracle_call call, int mode, bool alias, bool unpriv,
+		      const struct nstarget *t)
+{
+	unsigned int n, mismatches = 0, accepted = 0, refused = 0;
+	char why[160], flags[256];
+
+	for (n = 0; n < SUBSETS; n++) {
+		struct oracle_case c = {
+			.call = call, .flags = subset(n), .mode = mode,
+			.alias = alias, .unpriv = unpriv,
+		};
+		struct oracle_verdict want;
+
+		if (run_case(&c, t, &want, why, sizeof(why))) {
+			if (want.err)
+				refused++;
+			else
+				accepted++;
+			continue;
+		}
+		if (++mismatches <= LIST_MAX)
+			tap_diag("mismatch: %s(%s) mode %d %s: %s", oracle_call_name(call),
+				 ns_flags_str(c.flags, "|", "|", flags, sizeof(flags)),
+				 mode, unpriv ? "uid 1000" : "root", why);
+	}
+	tap_case(mismatches == 0,
+		 "%s, mode %d (%s)%s, %s: %u cases, %u accepted, %u refused, %u mismatches",
+		 oracle_call_name(call), mode, pidns_mode_name(mode),
+		 alias ? "" : " on the unpatched kernel", unpriv ? "uid 1000" : "root",
+		 SUBSETS, accepted, refused, mismatches);
+}
+
+int main(void)
+{
+	int modes[] = { PIDNS_OFF, PIDNS_WARN, PIDNS_ENFORCE };
+	int start_mode = pidns_mode_read(), nmodes = 3, m, u, call;
+	bool alias = start_mode != PIDNS_ABSENT;
+	struct nstarget targets[2];
+	FILE *f;
+
+	printf("TAP version 13\n");
+	res = mmap(NULL, sizeof(*res), PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (res == MAP_FAILED) {
+		printf("Bail out! mmap: %s\n", strerror(errno));
+		return 1;
+	}
+	/* Debian's switch for unprivileged user namespaces must be on. */
+	f = fopen("/proc/sys/kernel/unprivileged_userns_clone", "re");
+	if (f) {
+		int on = 0;
+
+		if (fscanf(f, "%d", &on) != 1 || on != 1) {
+			printf("Bail out! kernel.unprivileged_userns_clone is not 1\n");
+			return 1;
+		}
+		fclose(f);
+	}
+	ns_read("self", host_ns);
+	if (!alias)
+		nmodes = 1;
+	else
+		set_mode(PIDNS_ENFORCE);
+	nstarget_start(&targets[0], false);
+	nstarget_start(&targets[1], true);
+	tap_diag("kernel.pidns_coupling at start: %s; %u subsets per group",
+		 pidns_mode_name(start_mode), SUBSETS);
+
+	for (m = 0; m < nmodes; m++) {
+		if (alias)
+			set_mode(modes[m]);
+		for (call = 0; call < ORACLE_CALLS; call++)
+			for (u = 0; u < 2; u++)
+				run_group(call, modes[m], alias, u, &targets[u]);
+	}
+	nstarget_stop(&targets[0]);
+	nstarget_stop(&targets[1]);
+	if (alias)
+		set_mode(start_mode);
+	tap_plan_end();
+	return tap_failed ? 1 : 0;
+}
