@@ -38,7 +38,8 @@ BASE_DATE="2000-01-01T00:00:00Z"
 
 PACKAGES=(gcc make flex bison bc libelf-dev libssl-dev cpio
 	  qemu-system-x86 meson ninja-build util-linux busybox-static
-	  bubblewrap firejail ccache xz-utils git libsmartcols-dev pkg-config sparse)
+	  bubblewrap firejail ccache xz-utils git libsmartcols-dev pkg-config sparse
+	  libcap-dev)
 for v in "${KVERS[@]}"; do PACKAGES+=("linux-source-$v"); done
 
 say() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
@@ -242,13 +243,9 @@ build_flavour() {
 	local name=$1 src=$SRC obj=$CACHE/obj-$KVER-$1 frag t0=$SECONDS
 	ensure_packages
 	if [ "$name" = vanilla ]; then
-		extract_tree
+		vanilla_tree
 		src=$VANILLA_SRC
 		obj=$CACHE/vanilla/obj-$KVER
-		if [ ! -d "$src" ]; then
-			tree_git worktree add -q --detach "$src" pristine ||
-				die "cannot add the vanilla worktree"
-		fi
 	else
 		prepare_tree
 	fi
@@ -277,20 +274,52 @@ build_flavour() {
 
 build_vanilla() { build_flavour vanilla; }
 
+# The pristine tree, as a worktree of the cache's repository.
+vanilla_tree() {
+	extract_tree
+	if [ ! -d "$VANILLA_SRC" ]; then
+		tree_git worktree add -q --detach "$VANILLA_SRC" pristine ||
+			die "cannot add the vanilla worktree"
+	fi
+}
+
+# The kernel's own selftests that create or join namespaces, built
+# statically from the pristine tree (the same binaries run on every
+# kernel) into $CACHE/selftests-$KVER/kselftest/TARGET/.
+SELFTEST_TARGETS="clone3 pidfd pid_namespace nsfs timens proc mount"
+build_selftests() {
+	local out=$CACHE/selftests-$KVER
+	ensure_packages
+	vanilla_tree
+	say "building selftests ($SELFTEST_TARGETS) in $out"
+	make -s -C "$VANILLA_SRC/tools/testing/selftests" TARGETS="$SELFTEST_TARGETS" \
+		O="$out" USERLDFLAGS=-static -j"$(nproc)" >"$out.log" 2>&1 ||
+		{ tail -20 "$out.log" >&2; die "selftests build failed (log: $out.log)"; }
+	# A stamp that changes when a binary does: meson rebuilds the initramfs.
+	find "$out/kselftest" -type f -perm -u+x ! -name .pidns-built -exec sha256sum {} + |
+		sort -k2 | sha256sum >"$out/kselftest/.pidns-built.new"
+	cmp -s "$out/kselftest/.pidns-built.new" "$out/kselftest/.pidns-built" &&
+		rm "$out/kselftest/.pidns-built.new" ||
+		mv "$out/kselftest/.pidns-built.new" "$out/kselftest/.pidns-built"
+}
+
 # meson builds the launcher, the guest test programs and the initramfs,
 # against the headers of the first kernel version.
 build_userspace() {
 	local versions headers=$CACHE/obj-${KVERS[0]}/usr/include
+	local selftests=$CACHE/selftests-${KVERS[0]}/kselftest
 	versions=$(IFS=,; echo "${KVERS[*]}")
 	if [ ! -f "$MESON_BUILD/build.ninja" ]; then
 		meson setup -Dkernel_headers="$headers" -Dstatic=true -Dwerror=true \
-			-Dkernel_versions="$versions" "$MESON_BUILD" "$TOP" >&2 ||
+			-Dkernel_versions="$versions" -Dselftests="$selftests" \
+			"$MESON_BUILD" "$TOP" >&2 ||
 			die "meson setup failed"
-	elif [ "$(cat "$MESON_BUILD/.pidns-kvers" 2>/dev/null)" != "$versions" ]; then
-		meson configure -Dkernel_versions="$versions" "$MESON_BUILD" >&2 ||
-			die "meson configure failed"
+	elif [ "$(cat "$MESON_BUILD/.pidns-kvers" 2>/dev/null)" != "$versions $selftests" ]; then
+		meson setup --reconfigure -Dkernel_versions="$versions" \
+			-Dselftests="$selftests" "$MESON_BUILD" "$TOP" >&2 ||
+			die "meson setup --reconfigure failed"
 	fi
-	echo "$versions" >"$MESON_BUILD/.pidns-kvers"
+	echo "$versions $selftests" >"$MESON_BUILD/.pidns-kvers"
 	meson compile -C "$MESON_BUILD" >&2 || die "meson compile failed"
 }
 
@@ -303,7 +332,10 @@ build_all() {
 		set_kver "$v"
 		build_kernel
 		build_flavour kunit
-		[ "$v" != "${KVERS[0]}" ] || build_flavour vanilla
+		if [ "$v" = "${KVERS[0]}" ]; then
+			build_flavour vanilla
+			build_selftests
+		fi
 		[ "${1:-}" != long ] || build_flavour debug
 	done
 	set_kver "$keep"

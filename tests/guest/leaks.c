@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Nothing leaks, nothing is left inconsistent, after 100,000 refused
+ * requests in enforce mode (clone, clone3, unshare and setns(pidfd) as
+ * root and as uid 1000, and forks refused after setns() into a lone PID
+ * namespace, which take and drop a reference on its init):
+ *   - the user.max_*_namespaces ucounts did not drift: with the limits
+ *     set low, uid 1000 can hold exactly as many containers as before,
+ *     and that is the limit;
+ *   - the namespaces alive (distinct /proc/PID/ns inodes) are the same;
+ *   - with pidns.kmemleak=1 (the debug kernel), a kmemleak scan reports
+ *     nothing new.
+ * Kernel command line: pidns.refusals=N (default 100000).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "guestlib.h"
+#include "tap.h"
+
+#define LIMIT		8	/* user.max_*_namespaces during the test */
+#define HOLD_MAX	64
+#define KMEMLEAK	"/sys/kernel/debug/kmemleak"
+
+static const char *const limits[] = {
+	"user", "pid", "mnt", "ipc", "net", "uts", "cgroup", "time",
+};
+
+static long cmdline_long(const char *key, long def)
+{
+	char buf[4096], *p;
+	FILE *f = fopen("/proc/cmdline", "re");
+	size_t n;
+
+	if (!f)
+		return def;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strstr(buf, key);
+	return p ? strtol(p + strlen(key), NULL, 0) : def;
+}
+
+static int write_file(const char *path, const char *value)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, value, strlen(value)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static void become_uid1000(void)
+{
+	if (setgroups(0, NULL) < 0 || setresgid(1000, 1000, 1000) < 0 ||
+	    setresuid(1000, 1000, 1000) < 0 || prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
+		_exit(90);
+}
+
+/* Distinct namespaces of each kind among all processes, summed. */
+static long census(void)
+{
+	static ino_t seen[1 << 14];
+	long count = 0, n = 0;
+	struct dirent *d;
+	DIR *proc = opendir("/proc");
+	size_t i;
+
+	if (!proc)
+		return -1;
+	while ((d = readdir(proc))) {
+		ino_t ns[NS_MAX];
+
+		if (d->d_name[0] < '0' || d->d_name[0] > '9')
+			continue;
+		ns_read(d->d_name, ns);
+		for (i = 0; i < ns_flags_count; i++) {
+			long j;
+
+			if (!ns[i])
+				continue;
+			for (j = 0; j < n && seen[j] != ns[i]; j++)
+				;
+			if (j == n && n < (long)(sizeof(seen) / sizeof(seen[0]))) {
+				seen[n++] = ns[i];
+				count++;
+			}
+		}
+	}
+	closedir(proc);
+	return count;
+}
+
+/*
+ * How many containers (CLONE_NEWUSER | CLONE_NEWCONTAINER and the other
+ * namespaces) uid 1000 can hold at once: each is a process that waits.
+ */
+static int hold_containers(void)
+{
+	pid_t holders[HOLD_MAX];
+	int held = 0, i, st;
+
+	for (i = 0; i < HOLD_MAX; i++) {
+		int ready[2];
+		char ok = 0;
+
+		if (pipe(ready) < 0)
+			break;
+		fflush(stdout);
+		holders[i] = fork();
+		if (holders[i] == 0) {
+			uint64_t all = CLONE_NEWUSER | CLONE_NEWCONTAINER | CLONE_NEWUTS |
+				       CLONE_NEWCGROUP | CLONE_NEWTIME;
+
+			close(ready[0]);
+			become_uid1000();
+			ok = syscall(SYS_unshare, (unsigned long)all) == 0;
+			if (write(ready[1], &ok, 1) != 1 || !ok)
+				_exit(0);
+			for (;;)
+				pause();
+		}
+		close(ready[1]);
+		if (holders[i] < 0 || read(ready[0], &ok, 1) != 1)
+			ok = 0;
+		close(ready[0]);
+		if (!ok) {
+			if (holders[i] > 0)
+				waitpid(holders[i], &st, 0);
+			break;
+		}
+		held++;
+	}
+	for (i = 0; i < held; i++) {
+		kill(holders[i], SIGKILL);
+		waitpid(holders[i], &st, 0);
+	}
+	return held;
+}
+
+/* Namespaces are freed asynchronously: wait until the count settles. */
+static int hold_settled(int want)
+{
+	int got = -1, i;
+
+	for (i = 0; i < 60; i++) {
+		got = hold_containers();
+		if (got == want)
+			break;
+		usleep(500000);
+	}
+	return got;
+}
+
+static long census_settled(long want)
+{
+	long got = -1;
+	int i;
+
+	for (i = 0; i < 60; i++) {
+		got = census();
+		if (got == want)
+			break;
+		usleep(500000);
+	}
+	return got;
+}
+
+/*
+ * The refusals: @n requests, each to be refused with EINVAL, then (with a
+ * @pidns_fd) @n / 4 forks after setns() to it. Returns how many were not.
+ */
+static long refusals(long n, const struct target *t, int pidns_fd)
+{
+	static const uint64_t lone[] = {
+		CLONE_NEWPID, CLONE_NEWPID | CLONE_NEWNS,
+		CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNET,
+		CLONE_NEWPID | CLONE_NEWUSER, CLONE_NEWPID | CLONE_NEWUSER | CLONE_NEWNS |
+		CLONE_NEWIPC | CLONE_NEWUTS,
+	};
+	long i, wrong = 0;
+	pid_t pid;
+	int st;
+
+	for (i = 0; i < n; i++) {
+		uint64_t flags = lone[i % 5];
+		long r;
+
+		switch ((i / 5) % 4) {
+		case 0:
+			r = ns_clone(1, flags, NULL);
+			break;
+		case 1:
+			r = ns_clone(0, flags, NULL);
+			break;
+		case 2:
+			r = syscall(SYS_unshare, (unsigned long)flags);
+			break;
+		default:
+			r = syscall(SYS_setns, t->pidfd, (int)flags);
+			break;
+		}
+		if (r == 0)
+			_exit(0);	/* a child that should not exist */
+		if (r > 0) {
+			waitpid((pid_t)r, &st, 0);
+			wrong++;
+		} else if (errno != EINVAL) {
+			wrong++;
+		}
+	}
+	if (pidns_fd < 0)
+		return wrong;
+	/* Forks into the target's PID namespace, from outside its init's. */
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		long bad = 0;
+
+		if (syscall(SYS_setns, pidns_fd, CLONE_NEWPID) < 0)
+			_exit(100);
+		for (i = 0; i < n / 4; i++) {
+			pid_t c = fork();
+
+			if (c == 0)
+				_exit(0);
+			if (c > 0) {
+				waitpid(c, NULL, 0);
+				bad++;
+			} else if (errno != EINVAL) {
+				bad++;
+			}
+		}
+		_exit(bad ? 1 : 0);
+	}
+	if (ns_wait(pid) != 0)
+		wrong++;
+	return wrong;
+}
+
+static bool kmemleak_clean(char *first, size_t len)
+{
+	FILE *f;
+	size_t n;
+
+	/* Two scans: an object is reported once it stays unreferenced. */
+	if (write_file(KMEMLEAK, "scan") < 0 || write_file(KMEMLEAK, "scan") < 0)
+		return false;
+	f = fopen(KMEMLEAK, "re");
+	if (!f)
+		return false;
+	n = fread(first, 1, len - 1, f);
+	fclose(f);
+	first[n] = '\0';
+	return n == 0;
+}
+
+int main(void)
+{
+	long n = cmdline_long("pidns.refusals=", 100000), wrong, before, after;
+	bool kmemleak = cmdline_long("pidns.kmemleak=", 0) == 1;
+	int held_before, held_after, pidns_fd, uid_wrong;
+	char path[64], report[2048];
+	struct target t;
+	size_t i;
+	pid_t pid;
+
+	printf("TAP version 13\n");
+	set_mode(PIDNS_ENFORCE);
+	if (kmemleak) {
+		mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+		if (write_file(KMEMLEAK, "clear") < 0) {
+			printf("Bail out! pidns.kmemleak=1 but %s is not usable: %s\n",
+			       KMEMLEAK, strerror(errno));
+			return 1;
+		}
+	}
+	for (i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+		snprintf(path, sizeof(path), "/proc/sys/user/max_%s_namespaces", limits[i]);
+		if (write_file(path, i == 0 ? "16" : "8") < 0) {
+			printf("Bail out! cannot set %s\n", path);
+			return 1;
+		}
+	}
+	/* A coupled container whose PID namespace the refused forks aim at. */
+	target_start(&t, CLONE_NEWCONTAINER, NULL);
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)t.pid);
+	pidns_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (pidns_fd < 0) {
+		printf("Bail out! open %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+
+	held_before = hold_containers();
+	tap_case(held_before == LIMIT,
+		 "uid 1000 holds %d containers at user.max_*_namespaces=%d", held_before, LIMIT);
+	before = census();
+	tap_diag("namespaces alive before: %ld", before);
+
+	wrong = refusals(n, &t, pidns_fd);
+	tap_case(wrong == 0, "root: %ld requests and %ld forks refused with EINVAL (%ld were not)",
+		 n, n / 4, wrong);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		become_uid1000();
+		_exit(refusals(n, &t, -1) ? 1 : 0);
+	}
+	uid_wrong = ns_wait(pid);
+	tap_case(uid_wrong == 0, "uid 1000: %ld requests refused with EINVAL", n);
+
+	held_after = hold_settled(held_before);
+	tap_case(held_after == held_before,
+		 "ucounts did not drift: uid 1000 still holds %d containers (before: %d)",
+		 held_after, held_before);
+	after = census_settled(before);
+	tap_case(after == before, "namespaces alive after: %ld (before: %ld)", after, before);
+
+	if (kmemleak) {
+		bool clean = kmemleak_clean(report, sizeof(report));
+
+		tap_case(clean, "kmemleak: no unreferenced object after %ld refusals",
+			 2 * n + n / 4);
+		if (!clean) {
+			char *line = strtok(report, "\n");
+
+			for (i = 0; line && i < 20; i++, line = strtok(NULL, "\n"))
+				tap_diag("%s", line);
+		}
+	}
+	target_stop(&t);
+	close(pidns_fd);
+	tap_plan_end();
+	return tap_failed ? 1 : 0;
+}
