@@ -228,7 +228,6 @@ build_kernel() {
 # touch are cache hits), installed as build/guest/bzImage-$KVER-NAME:
 #   vanilla  the pristine tree, the fragment without the coupling options
 #            (for comparisons: tests/bench, the oracle, the selftests);
-#   kunit    the patched tree, the fragment plus qemu/kunit.config;
 #   debug    the patched tree, the fragment plus qemu/debug.config (KASAN,
 #            kmemleak, lockdep and the other checkers).
 # A flavour's own fragment file is qemu/NAME.config.
@@ -323,15 +322,14 @@ build_userspace() {
 	meson compile -C "$MESON_BUILD" >&2 || die "meson compile failed"
 }
 
-# Every kernel version's guest kernel and its kunit flavour, the first
-# version's vanilla flavour (the comparisons run on 6.1), then userspace.
-# With "long", also every version's debug flavour.
+# Every kernel version's guest kernel, the first version's vanilla flavour
+# and selftests (the comparisons run on 6.1), then userspace. With "long",
+# also every version's debug flavour.
 build_all() {
 	local keep=$KVER v
 	for v in "${KVERS[@]}"; do
 		set_kver "$v"
 		build_kernel
-		build_flavour kunit
 		if [ "$v" = "${KVERS[0]}" ]; then
 			build_flavour vanilla
 			build_selftests

@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # The KUnit suite of the series (kernel/pidns_coupling_test.c) ran at boot
-# in the kunit flavour of the guest kernel (qemu/kunit.config) and left
-# its KTAP in the kernel log. Each of its test cases becomes one TAP case
+# (the guest kernel has it built in; this boot passed kunit.enable=1) and
+# left its KTAP in the kernel log. Each of its test cases becomes one TAP case
 # here, then the suite's own result; a missing suite is a failure.
 . /tests/tap.sh
 echo "TAP version 13"
