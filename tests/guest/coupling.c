@@ -358,12 +358,7 @@ int main(void)
 	int expected = PIDNS_ENFORCE;
 
 	printf("TAP version 13\n");
-	res = mmap(NULL, sizeof(*res), PROT_READ | PROT_WRITE,
-		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (res == MAP_FAILED) {
-		printf("Bail out! mmap: %s\n", strerror(errno));
-		return 1;
-	}
+	res = shared_alloc(sizeof(*res));
 	ns_read("self", ns_runner);
 
 	tap_case(pidns_mode_read() == expected,

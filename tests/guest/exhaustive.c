@@ -22,12 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <grp.h>
 
 #include "guestlib.h"
 #include "oracle.h"
@@ -58,19 +55,6 @@ struct nstarget {
 	int pidfd;
 	ino_t ns[NS_MAX];
 };
-
-/*
- * Become an ordinary uid 1000 process. Changing uids makes a process
- * non-dumpable, which a process that uid 1000 started is not, and which
- * would fail setns()'s ptrace access check on the target (EPERM).
- */
-static void drop_privileges(void)
-{
-	if (setgroups(0, NULL) < 0 || setresgid(UNPRIV_UID, UNPRIV_UID, UNPRIV_UID) < 0 ||
-	    setresuid(UNPRIV_UID, UNPRIV_UID, UNPRIV_UID) < 0 ||
-	    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
-		_exit(90);
-}
 
 /* The subset @n: bit i of @n is ns_flags[i]. */
 static uint64_t subset(unsigned int n)
@@ -108,7 +92,7 @@ static void worker(enum oracle_call call, uint64_t flags, bool unpriv, int pidfd
 
 	alarm(20);
 	if (unpriv)
-		drop_privileges();
+		become_user(UNPRIV_UID);
 	switch (call) {
 	case ORACLE_CLONE:
 	case ORACLE_CLONE3:
@@ -172,7 +156,7 @@ static void nstarget_start(struct nstarget *t, bool unpriv)
 		pid_t pid;
 
 		if (unpriv)
-			drop_privileges();
+			become_user(UNPRIV_UID);
 		pid = do_clone(ORACLE_CLONE3, all);
 		if (pid == 0) {
 			for (;;)
@@ -330,12 +314,7 @@ int main(void)
 	FILE *f;
 
 	printf("TAP version 13\n");
-	res = mmap(NULL, sizeof(*res), PROT_READ | PROT_WRITE,
-		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (res == MAP_FAILED) {
-		printf("Bail out! mmap: %s\n", strerror(errno));
-		return 1;
-	}
+	res = shared_alloc(sizeof(*res));
 	/* Debian's switch for unprivileged user namespaces must be on. */
 	f = fopen("/proc/sys/kernel/unprivileged_userns_clone", "re");
 	if (f) {

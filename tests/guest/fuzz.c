@@ -27,13 +27,10 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -281,10 +278,8 @@ static void worker(uint64_t first, uint64_t end, bool unpriv)
 	/* All of them, with glibc's internal ones (which sigfillset() omits). */
 	memset(&all, 0xff, sizeof(all));
 	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, NULL, (size_t)8);
-	if (unpriv && (setgroups(0, NULL) < 0 || setresgid(1000, 1000, 1000) < 0 ||
-		       setresuid(1000, 1000, 1000) < 0 ||
-		       prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0))
-		_exit(90);
+	if (unpriv)
+		become_user(1000);
 	memcpy(self, host, sizeof(self));
 	for (call = first; call < end; call++) {
 		uint64_t r = seed ^ (call * 0xd1342543de82ef95ULL), flags;
@@ -362,23 +357,6 @@ static void control(void)
 		 "control: the check catches clone3(CLONE_NEWPID) made in mode 0");
 }
 
-static uint64_t cmdline_u64(const char *key, uint64_t def)
-{
-	char buf[4096], *p;
-	FILE *f = fopen("/proc/cmdline", "re");
-	size_t n;
-
-	if (!f)
-		return def;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	p = strstr(buf, key);
-	if (!p)
-		return def;
-	return strtoull(p + strlen(key), NULL, 0);
-}
-
 static void start_targets(void)
 {
 	static const uint64_t extra[NTARGETS] = {
@@ -436,12 +414,7 @@ int main(void)
 	calls = cmdline_u64("pidns.fuzz_calls=", 100000);
 	first = cmdline_u64("pidns.fuzz_first=", 0);
 	end = first + calls;
-	st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE,
-		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (st == MAP_FAILED) {
-		printf("Bail out! mmap: %s\n", strerror(errno));
-		return 1;
-	}
+	st = shared_alloc(sizeof(*st));
 	ns_read("self", host);
 	control();
 	set_mode(PIDNS_ENFORCE);

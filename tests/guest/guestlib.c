@@ -5,7 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/klog.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -115,4 +118,38 @@ bool klog_has(const char *needle)
 int wait_status(pid_t pid)
 {
 	return ns_wait(pid);
+}
+
+void *shared_alloc(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED) {
+		printf("Bail out! mmap: %s\n", strerror(errno));
+		exit(1);
+	}
+	return p;
+}
+
+uint64_t cmdline_u64(const char *key, uint64_t def)
+{
+	char buf[4096], *p;
+	FILE *f = fopen("/proc/cmdline", "re");
+	size_t n;
+
+	if (!f)
+		return def;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strstr(buf, key);
+	return p ? strtoull(p + strlen(key), NULL, 0) : def;
+}
+
+void become_user(uid_t uid)
+{
+	if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
+	    setresuid(uid, uid, uid) < 0 || prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
+		_exit(90);
 }

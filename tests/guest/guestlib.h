@@ -43,4 +43,18 @@ bool klog_has(const char *needle);
 /* Wait for @pid; its exit status, or 128 + signal. */
 int wait_status(pid_t pid);
 
+/* Memory shared with the children to come (zeroed); bails out on failure. */
+void *shared_alloc(size_t size);
+
+/* The number after @key ("pidns.fuzz_seed=") on the kernel command line. */
+uint64_t cmdline_u64(const char *key, uint64_t def);
+
+/*
+ * Become an ordinary, dumpable process of @uid (and gid) with no
+ * supplementary groups and no capabilities; _exit(90) if that fails.
+ * Changing uids makes a process non-dumpable, which one that the user
+ * started is not, and which fails ptrace access checks such as setns()'s.
+ */
+void become_user(uid_t uid);
+
 #endif /* GUESTLIB_H */

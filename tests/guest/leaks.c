@@ -15,13 +15,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -38,21 +36,6 @@ static const char *const limits[] = {
 	"user", "pid", "mnt", "ipc", "net", "uts", "cgroup", "time",
 };
 
-static long cmdline_long(const char *key, long def)
-{
-	char buf[4096], *p;
-	FILE *f = fopen("/proc/cmdline", "re");
-	size_t n;
-
-	if (!f)
-		return def;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	p = strstr(buf, key);
-	return p ? strtol(p + strlen(key), NULL, 0) : def;
-}
-
 static int write_file(const char *path, const char *value)
 {
 	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
@@ -63,13 +46,6 @@ static int write_file(const char *path, const char *value)
 		ret = -errno;
 	close(fd);
 	return ret;
-}
-
-static void become_uid1000(void)
-{
-	if (setgroups(0, NULL) < 0 || setresgid(1000, 1000, 1000) < 0 ||
-	    setresuid(1000, 1000, 1000) < 0 || prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
-		_exit(90);
 }
 
 /* Distinct namespaces of each kind among all processes, summed. */
@@ -128,7 +104,7 @@ static int hold_containers(void)
 				       CLONE_NEWCGROUP | CLONE_NEWTIME;
 
 			close(ready[0]);
-			become_uid1000();
+			become_user(1000);
 			ok = syscall(SYS_unshare, (unsigned long)all) == 0;
 			if (write(ready[1], &ok, 1) != 1 || !ok)
 				_exit(0);
@@ -272,8 +248,8 @@ static bool kmemleak_clean(char *first, size_t len)
 
 int main(void)
 {
-	long n = cmdline_long("pidns.refusals=", 100000), wrong, before, after;
-	bool kmemleak = cmdline_long("pidns.kmemleak=", 0) == 1;
+	long n = (long)cmdline_u64("pidns.refusals=", 100000), wrong, before, after;
+	bool kmemleak = cmdline_u64("pidns.kmemleak=", 0) == 1;
 	int held_before, held_after, pidns_fd, uid_wrong;
 	char path[64], report[2048];
 	struct target t;
@@ -318,7 +294,7 @@ int main(void)
 	fflush(stdout);
 	pid = fork();
 	if (pid == 0) {
-		become_uid1000();
+		become_user(1000);
 		_exit(refusals(n, &t, -1) ? 1 : 0);
 	}
 	uid_wrong = ns_wait(pid);
