@@ -13,11 +13,6 @@ GUEST=$BUILD/guest
 MESON_BUILD=$BUILD/meson
 FRAGMENT=$TOP/qemu/guest.config
 export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
-# Paths below the cache are hashed relative to the build's directory, so
-# that two object directories next to their source trees ($CACHE/obj-V
-# and $CACHE/linux-V, $CACHE/vanilla/obj-V and $CACHE/vanilla/linux-V)
-# share cache entries for every file their configurations do not change.
-export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$CACHE}
 
 # Everything that depends on the kernel version.
 set_kver() {
@@ -223,9 +218,11 @@ build_kernel() {
 	say "kernel ready: $GUEST/bzImage-$KVER ($((SECONDS - t0)) s)"
 }
 
-# Other flavours of the guest kernel, each in its own object directory
-# with the same compiler cache (files that the flavour's options do not
-# touch are cache hits), installed as build/guest/bzImage-$KVER-NAME:
+# Other flavours of the guest kernel, each in its own object directory,
+# installed as build/guest/bzImage-$KVER-NAME. Each is a full build: ccache
+# cannot share objects between them (a config option that task_struct or a
+# common header depends on changes every file's preprocessed text, and the
+# source tree's path is in every command line through -fmacro-prefix-map):
 #   vanilla  the pristine tree, the fragment without the coupling options
 #            (for comparisons: tests/bench, the oracle, the selftests);
 #   debug    the patched tree, the fragment plus qemu/debug.config (KASAN,
