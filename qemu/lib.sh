@@ -34,7 +34,7 @@ BASE_DATE="2000-01-01T00:00:00Z"
 PACKAGES=(gcc make flex bison bc libelf-dev libssl-dev cpio
 	  qemu-system-x86 meson ninja-build util-linux busybox-static
 	  bubblewrap firejail ccache xz-utils git libsmartcols-dev pkg-config sparse
-	  libcap-dev)
+	  libcap-dev trace-cmd)
 for v in "${KVERS[@]}"; do PACKAGES+=("linux-source-$v"); done
 
 say() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
@@ -65,7 +65,7 @@ series_hash() { series_patches | xargs cat | sha256sum | cut -d' ' -f1; }
 extract_tree() {
 	[ -d "$SRC/.git" ] && tree_git rev-parse -q --verify pristine >/dev/null && return 0
 	[ -f "$TARBALL" ] || die "$TARBALL not found (package linux-source-$KVER)"
-	say "extracting $TARBALL into $SRC (once)"
+	say "extracting $TARBALL into $SRC (once, about a minute)"
 	rm -rf "$SRC" "$SRC.tmp"
 	mkdir -p "$SRC.tmp"
 	tar -xJf "$TARBALL" -C "$SRC.tmp" || die "cannot extract $TARBALL"
@@ -198,15 +198,52 @@ configure_kernel() {
 		die "the guest config fragment is not satisfied (see above)"
 }
 
+# kernel_make WHAT SRC OBJ TARGET...: make in OBJ, its output in
+# OBJ/pidns-build.log. Every 20 s (on a terminal: every second, on one
+# line) it says how far it is: the files compiled so far, out of the
+# number the last full build of OBJ compiled if it knows it. A failure
+# says where the log is and shows its end.
+kernel_make() {
+	local what=$1 src=$2 obj=$3 log=$3/pidns-build.log total=0
+	local t0=$SECONDS pid rc=0 n last=0 line
+	shift 3
+	[ -f "$obj/pidns-build.total" ] && total=$(cat "$obj/pidns-build.total")
+	make -C "$src" O="$obj" -j"$(nproc)" CC="ccache gcc" \
+		KBUILD_BUILD_USER=pidns KBUILD_BUILD_HOST=guest "$@" >"$log" 2>&1 &
+	pid=$!
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 1
+		if [ -t 2 ] || [ $((SECONDS - last)) -ge 20 ]; then
+			last=$SECONDS
+			n=$(grep -c '^  CC ' "$log" || true)
+			line="$what: $n files compiled"
+			[ "$total" -gt 0 ] && line="$line of about $total ($((n * 100 / total))%)"
+			line="$line, $((SECONDS - t0)) s"
+			if [ -t 2 ]; then printf '\r%s: %s ' "${0##*/}" "$line" >&2
+			else say "$line"; fi
+		fi
+	done
+	wait "$pid" || rc=$?
+	[ -t 2 ] && printf '\n' >&2
+	if [ "$rc" -ne 0 ]; then
+		say "$what failed (exit $rc); the full log is $log; its end:"
+		grep -E 'error|Error' "$log" | head -20 >&2 || true
+		tail -30 "$log" >&2
+		exit 1
+	fi
+	grep -E 'warning:' "$log" >&2 || true
+	n=$(grep -c '^  CC ' "$log" || true)
+	# Remember the size of a full build (for the percentage next time).
+	[ "$n" -gt "$total" ] && echo "$n" >"$obj/pidns-build.total"
+	say "$what: done, $n files compiled in $((SECONDS - t0)) s"
+}
+
 build_kernel() {
 	ensure_packages
 	prepare_tree
 	configure_kernel
-	say "building linux-$KVER guest kernel in $OBJ"
 	local t0=$SECONDS
-	make -s -C "$SRC" O="$OBJ" -j"$(nproc)" CC="ccache gcc" \
-		KBUILD_BUILD_USER=pidns KBUILD_BUILD_HOST=guest bzImage >&2 ||
-		die "kernel build failed"
+	kernel_make "building linux-$KVER (patched) in $OBJ" "$SRC" "$OBJ" bzImage
 	config_satisfies "$OBJ" "$FRAGMENT" verbose ||
 		die "the build changed .config away from the fragment (see above)"
 	# What headers_install would copy, left in place: "make headers" only
@@ -256,10 +293,7 @@ build_flavour() {
 		config_satisfies "$obj" "$frag" verbose ||
 			die "the $name fragment is not satisfied (see above)"
 	fi
-	say "building the $name linux-$KVER guest kernel in $obj"
-	make -s -C "$src" O="$obj" -j"$(nproc)" CC="ccache gcc" \
-		KBUILD_BUILD_USER=pidns KBUILD_BUILD_HOST=guest bzImage >&2 ||
-		die "$name kernel build failed"
+	kernel_make "building the $name linux-$KVER in $obj" "$src" "$obj" bzImage
 	config_satisfies "$obj" "$frag" verbose ||
 		die "the build changed .config away from the $name fragment"
 	mkdir -p "$GUEST"
@@ -300,23 +334,36 @@ build_selftests() {
 }
 
 # meson builds the launcher, the guest test programs and the initramfs,
-# against the headers of the first kernel version.
+# against the headers of the first kernel version (or, before that one is
+# built, of the one qemu/run boots: the uapi the programs use is the same).
+# The selftest initramfs is built once the selftests are.
 build_userspace() {
 	local versions headers=$CACHE/obj-${KVERS[0]}/usr/include
 	local selftests=$CACHE/selftests-${KVERS[0]}/kselftest
+	[ -d "$headers/linux" ] || headers=$CACHE/obj-$KVER/usr/include
+	[ -f "$selftests/.pidns-built" ] || selftests=
 	versions=$(IFS=,; echo "${KVERS[*]}")
+	say "building userspace and the initramfs in $MESON_BUILD"
 	if [ ! -f "$MESON_BUILD/build.ninja" ]; then
 		meson setup -Dkernel_headers="$headers" -Dstatic=true -Dwerror=true \
 			-Dkernel_versions="$versions" -Dselftests="$selftests" \
-			"$MESON_BUILD" "$TOP" >&2 ||
-			die "meson setup failed"
+			"$MESON_BUILD" "$TOP" >"$BUILD/meson-setup.log" 2>&1 ||
+			{ tail -30 "$BUILD/meson-setup.log" >&2; die "meson setup failed (log: $BUILD/meson-setup.log)"; }
 	elif [ "$(cat "$MESON_BUILD/.pidns-kvers" 2>/dev/null)" != "$versions $selftests" ]; then
 		meson setup --reconfigure -Dkernel_versions="$versions" \
-			-Dselftests="$selftests" "$MESON_BUILD" "$TOP" >&2 ||
-			die "meson setup --reconfigure failed"
+			-Dselftests="$selftests" "$MESON_BUILD" "$TOP" >"$BUILD/meson-setup.log" 2>&1 ||
+			{ tail -30 "$BUILD/meson-setup.log" >&2; die "meson setup --reconfigure failed (log: $BUILD/meson-setup.log)"; }
 	fi
 	echo "$versions $selftests" >"$MESON_BUILD/.pidns-kvers"
 	meson compile -C "$MESON_BUILD" >&2 || die "meson compile failed"
+}
+
+# What qemu/run boots: the patched kernel of $KVER, userspace and the
+# initramfs. Nothing else (tests/run builds the rest).
+build_boot() {
+	mkdir -p "$BUILD"
+	build_kernel
+	build_userspace
 }
 
 # Every kernel version's guest kernel, the first version's vanilla flavour
@@ -324,6 +371,7 @@ build_userspace() {
 # also every version's debug flavour.
 build_all() {
 	local keep=$KVER v
+	mkdir -p "$BUILD"
 	for v in "${KVERS[@]}"; do
 		set_kver "$v"
 		build_kernel

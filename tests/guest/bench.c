@@ -21,6 +21,7 @@
  * drift in the emulator's speed does not favour either.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -156,6 +157,45 @@ static double refusal(int v)
 	return spawn_ns(false, 0, NS_CONTAINER) - spawn_ns(false, 0, 0);
 }
 
+#define EVENT_ENABLE \
+	"/sys/kernel/tracing/events/pidns_coupling/pidns_coupling_verdict/enable"
+
+/* Switch the series' trace event on or off. */
+static void set_event(int on)
+{
+	int fd = open(EVENT_ENABLE, O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0 || write(fd, on ? "1" : "0", 1) != 1) {
+		perror("bench: " EVENT_ENABLE);
+		exit(1);
+	}
+	close(fd);
+}
+
+/* The fork path with the trace event on and off: it has no tracepoint. */
+static double event_fork(int v)
+{
+	double ns;
+
+	set_mode(PIDNS_ENFORCE);
+	set_event(v);
+	ns = spawn_ns(false, 0, 0);
+	set_event(0);
+	return ns;
+}
+
+/* A refused request with and without its record (path lookup and all). */
+static double event_refused(int v)
+{
+	double ns;
+
+	set_mode(PIDNS_ENFORCE);
+	set_event(v);
+	ns = refused_ns();
+	set_event(0);
+	return ns;
+}
+
 int main(int argc, char **argv)
 {
 	int rounds = argc > 2 ? atoi(argv[2]) : 5, r;
@@ -181,6 +221,8 @@ int main(int argc, char **argv)
 			pair("clone3-four", "off", "enforce", r, knob_clone3_four);
 			pair("unshare", "container", "four", r, alias);
 			pair("request", "refused", "accepted", r, refusal);
+			pair("fork-event", "off", "on", r, event_fork);
+			pair("refused-event", "off", "on", r, event_refused);
 		} else {
 			fprintf(stderr, "bench: unknown measure %s\n", argv[1]);
 			return 1;

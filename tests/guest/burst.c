@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * burst COUNT UID: COUNT requests for CLONE_NEWUSER|CLONE_NEWPID (one a
+ * child, as fast as the guest forks) as UID; prints how many the kernel
+ * accepted and how many it refused. The report suite uses it to flood
+ * the kernel log's rate limit from one user and to see that another's
+ * lines still get through and that the trace holds every request.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "guestlib.h"
+
+int main(int argc, char **argv)
+{
+	unsigned long count, i, accepted = 0, refused = 0;
+	uid_t uid;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: burst COUNT UID\n");
+		return 2;
+	}
+	count = strtoul(argv[1], NULL, 0);
+	uid = (uid_t)strtoul(argv[2], NULL, 0);
+	if (uid)
+		become_user(uid);
+	for (i = 0; i < count; i++) {
+		pid_t pid = fork();
+		int status;
+
+		if (pid < 0) {
+			perror("burst: fork");
+			return 1;
+		}
+		if (pid == 0)
+			_exit(unshare(CLONE_NEWUSER | CLONE_NEWPID) < 0 ? errno : 0);
+		status = wait_status(pid);
+		if (status == 0)
+			accepted++;
+		else
+			refused++;
+	}
+	printf("%lu accepted, %lu refused\n", accepted, refused);
+	return 0;
+}
