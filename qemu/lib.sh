@@ -205,7 +205,7 @@ configure_kernel() {
 # says where the log is and shows its end.
 kernel_make() {
 	local what=$1 src=$2 obj=$3 log=$3/pidns-build.log total=0
-	local t0=$SECONDS pid rc=0 n last=0 line
+	local t0=$SECONDS pid rc=0 n last=$SECONDS line
 	shift 3
 	[ -f "$obj/pidns-build.total" ] && total=$(cat "$obj/pidns-build.total")
 	make -C "$src" O="$obj" -j"$(nproc)" CC="ccache gcc" \

@@ -292,6 +292,19 @@ static void read_stats(const char *path, unsigned long counts[NCALLS][2])
 	fclose(f);
 }
 
+/* A table named @name (its key in JSON). */
+static struct libscols_table *new_table(const char *name, int json)
+{
+	struct libscols_table *tb = scols_new_table();
+
+	if (!tb)
+		err(EXIT_FAILURE, "cannot create the table");
+	scols_table_enable_json(tb, json);
+	if (scols_table_set_name(tb, name))
+		err(EXIT_FAILURE, "cannot name the table");
+	return tb;
+}
+
 /* A column; a right-aligned one holds numbers, also in JSON. */
 static void add_column(struct libscols_table *tb, const char *name, int number)
 {
@@ -330,13 +343,9 @@ static int by_count(const void *a, const void *b)
 
 static void print_programs(struct report *r, int json)
 {
-	struct libscols_table *tb = scols_new_table();
+	struct libscols_table *tb = new_table("programs", json);
 	size_t i, j;
 
-	if (!tb)
-		err(EXIT_FAILURE, "cannot create the table");
-	scols_table_enable_json(tb, json);
-	scols_table_set_name(tb, "programs");
 	add_column(tb, "EXE", 0);
 	add_column(tb, "COUNT", 1);
 	add_column(tb, "REFUSED", 1);
@@ -395,15 +404,11 @@ static void print_programs(struct report *r, int json)
 static unsigned long print_stats(struct report *r, unsigned long now[NCALLS][2],
 				 unsigned long base[NCALLS][2], int json)
 {
-	struct libscols_table *tb = scols_new_table();
+	struct libscols_table *tb = new_table("counts", json);
 	unsigned long lacking = 0;
 	size_t c;
 	int v;
 
-	if (!tb)
-		err(EXIT_FAILURE, "cannot create the table");
-	scols_table_enable_json(tb, json);
-	scols_table_set_name(tb, "counts");
 	add_column(tb, "CALL", 0);
 	add_column(tb, "VERDICT", 0);
 	add_column(tb, "TRACED", 1);

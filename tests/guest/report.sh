@@ -38,7 +38,8 @@ refuse "uid 1000 cannot read kernel.pidns_coupling_stats" "Permission denied" --
 	su -s /bin/sh user -c "cat $STATS"
 refuse "root of uid 1000's user namespace cannot read it either" "Permission denied" -- \
 	su -s /bin/sh user -c "/usr/bin/unshare -U -r cat $STATS"
-check "tracefs is root's (uid 1000 cannot enable events)" -- \
+output "tracefs is root's alone (mode 0700)" "700" -- stat -c %a $T
+check "uid 1000 cannot enable the event" -- \
 	su -s /bin/sh user -c "! echo 1 > $EV/enable"
 
 # A container that nsenter joins with --pid alone (a join event each time).
