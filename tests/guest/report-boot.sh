@@ -1,0 +1,25 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Recording from boot, with no tool running: booted with
+# trace_event=pidns_coupling:pidns_coupling_verdict and pidns_coupling=1,
+# the tracefs "trace" file holds every verdict since boot, and
+# pidns-report --stats needs no baseline to say so.
+. /tests/tap.sh
+echo "TAP version 13"
+
+T=/sys/kernel/tracing
+EV=$T/events/pidns_coupling/pidns_coupling_verdict
+[ -d "$EV" ] || { echo "Bail out! no $EV"; exit 1; }
+
+output "the event is on from boot (trace_event=)" "1" -- cat $EV/enable
+output "warn mode from boot (pidns_coupling=1)" "1" -- cat /proc/sys/kernel/pidns_coupling
+for i in 1 2 3; do /usr/bin/unshare --pid --fork true; done
+/usr/bin/bwrap --dev-bind / / --unshare-pid true
+/bin/pidns-report --stats $T/trace >/tmp/table 2>&1
+tap $? "pidns-report reads the trace and the counts"
+sed 's/^/# /' /tmp/table
+output "unshare: 3 requests" "3" -- awk '$1 == "/usr/bin/unshare" { print $2 }' /tmp/table
+output "bwrap: 1 request" "1" -- awk '$1 == "/usr/bin/bwrap" { print $2 }' /tmp/table
+check "the record holds every event the kernel counted since boot" -- \
+	grep -q "^the record holds every event the kernel counted since boot$" /tmp/table
+tap_end
