@@ -211,6 +211,9 @@ kernel_make() {
 	make -C "$src" O="$obj" -j"$(nproc)" CC="ccache gcc" \
 		KBUILD_BUILD_USER=pidns KBUILD_BUILD_HOST=guest "$@" >"$log" 2>&1 &
 	pid=$!
+	# A job started with & in a script ignores SIGINT: stop make with us.
+	# shellcheck disable=SC2064
+	trap "kill $pid 2>/dev/null; exit 130" INT TERM
 	while kill -0 "$pid" 2>/dev/null; do
 		sleep 1
 		if [ -t 2 ] || [ $((SECONDS - last)) -ge 20 ]; then
@@ -224,6 +227,7 @@ kernel_make() {
 		fi
 	done
 	wait "$pid" || rc=$?
+	trap - INT TERM
 	[ -t 2 ] && printf '\n' >&2
 	if [ "$rc" -ne 0 ]; then
 		say "$what failed (exit $rc); the full log is $log; its end:"
@@ -349,12 +353,12 @@ build_userspace() {
 			-Dkernel_versions="$versions" -Dselftests="$selftests" \
 			"$MESON_BUILD" "$TOP" >"$BUILD/meson-setup.log" 2>&1 ||
 			{ tail -30 "$BUILD/meson-setup.log" >&2; die "meson setup failed (log: $BUILD/meson-setup.log)"; }
-	elif [ "$(cat "$MESON_BUILD/.pidns-kvers" 2>/dev/null)" != "$versions $selftests" ]; then
-		meson setup --reconfigure -Dkernel_versions="$versions" \
+	elif [ "$(cat "$MESON_BUILD/.pidns-kvers" 2>/dev/null)" != "$versions $selftests $headers" ]; then
+		meson setup --reconfigure -Dkernel_headers="$headers" -Dkernel_versions="$versions" \
 			-Dselftests="$selftests" "$MESON_BUILD" "$TOP" >"$BUILD/meson-setup.log" 2>&1 ||
 			{ tail -30 "$BUILD/meson-setup.log" >&2; die "meson setup --reconfigure failed (log: $BUILD/meson-setup.log)"; }
 	fi
-	echo "$versions $selftests" >"$MESON_BUILD/.pidns-kvers"
+	echo "$versions $selftests $headers" >"$MESON_BUILD/.pidns-kvers"
 	meson compile -C "$MESON_BUILD" >&2 || die "meson compile failed"
 }
 

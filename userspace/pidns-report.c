@@ -10,7 +10,11 @@
  *   unshare-93 [000] ..... 12.345678: pidns_coupling_verdict: call=unshare
  *   pid=93 uid=0 pidns=4026531836 target=0 flags=0x20000000
  *   missing=CLONE_NEWNS|CLONE_NEWIPC|CLONE_NEWNET mode=1 verdict=allowed
- *   comm=unshare exe=/usr/bin/unshare
+ *   comm="unshare" exe_dev=0:2 exe_ino=51 exe="/usr/bin/unshare"
+ *
+ * The kernel writes the command and the path, which their owner chose, as
+ * audit writes untrusted strings: "quoted" when they hold no space, quote
+ * or control byte, in hex otherwise, so every field is one word.
  *
  * With --stats, the record is compared with the kernel's own counts
  * (kernel.pidns_coupling_stats), so that events the trace buffer dropped
@@ -40,7 +44,8 @@ static const char *const call_names[] = { "clone", "unshare", "setns", "join" };
 #define NCALLS (sizeof(call_names) / sizeof(call_names[0]))
 
 struct program {
-	char *exe;
+	char *exe;		/* the path as the kernel saw it */
+	char inode[48];		/* "dev:ino" of the executable */
 	unsigned long count;
 	unsigned long refused;
 	double first, last;
@@ -57,6 +62,7 @@ struct report {
 	/* What the record holds, by call and verdict (0 allowed, 1 refused). */
 	unsigned long traced[NCALLS][2];
 	unsigned long events, lost, unparsed;
+	int lost_unknown;	/* "[LOST EVENTS]", with no number */
 };
 
 enum {
@@ -146,12 +152,14 @@ static int parse_flag_names(const char *s, size_t len, uint64_t *bits)
 	return 0;
 }
 
-static struct program *program_get(struct report *r, const char *exe)
+static struct program *program_get(struct report *r, const char *exe,
+				   const char *inode)
 {
 	size_t i;
 
 	for (i = 0; i < r->nprogs; i++)
-		if (!strcmp(r->progs[i].exe, exe))
+		if (!strcmp(r->progs[i].exe, exe) &&
+		    !strcmp(r->progs[i].inode, inode))
 			return &r->progs[i];
 	if (r->nprogs == r->cap) {
 		r->cap = r->cap ? 2 * r->cap : 16;
@@ -163,6 +171,8 @@ static struct program *program_get(struct report *r, const char *exe)
 	r->progs[r->nprogs].exe = strdup(exe);
 	if (!r->progs[r->nprogs].exe)
 		err(EXIT_FAILURE, "cannot allocate");
+	snprintf(r->progs[r->nprogs].inode, sizeof(r->progs[r->nprogs].inode),
+		 "%s", inode);
 	return &r->progs[r->nprogs++];
 }
 
@@ -179,6 +189,52 @@ static void add_uid(struct program *p, unsigned int uid)
 		p->more_uids = 1;
 }
 
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * An untrusted string of the event ("quoted", or hex, or empty) into @out,
+ * as the bytes it was; -1 if malformed. (libsmartcols shows bytes that
+ * are not printable as \xNN.)
+ */
+static int decode(const char *v, size_t len, char *out, size_t size)
+{
+	size_t i, o = 0;
+
+	if (!size)
+		return -1;
+	if (len >= 2 && v[0] == '"' && v[len - 1] == '"') {
+		if (len - 2 >= size)
+			return -1;
+		memcpy(out, v + 1, len - 2);
+		out[len - 2] = '\0';
+		return 0;
+	}
+	if (len % 2)
+		return -1;
+	for (i = 0; i < len; i += 2) {
+		int hi = hexval(v[i]), lo = hexval(v[i + 1]);
+		unsigned char c;
+
+		if (hi < 0 || lo < 0 || o + 1 >= size)
+			return -1;
+		c = (unsigned char)(hi << 4 | lo);
+		if (!c)
+			return -1;
+		out[o++] = (char)c;
+	}
+	out[o] = '\0';
+	return 0;
+}
+
 /* One line of trace text: an event, a lost-events note, or neither. */
 static void parse_line(struct report *r, const char *line)
 {
@@ -191,10 +247,22 @@ static void parse_line(struct report *r, const char *line)
 	int call, refused;
 
 	if (!ev) {
-		/* trace_pipe: "CPU:0 [LOST 12 EVENTS]"; trace-cmd: "[LOST 12 EVENTS]" */
+		unsigned long in, written;
+
+		/*
+		 * trace_pipe: "CPU:0 [LOST 12 EVENTS]", or "[LOST EVENTS]"
+		 * when the count is not known; trace-cmd: "[LOST 12 EVENTS]".
+		 */
 		v = strstr(line, "[LOST ");
 		if (v && sscanf(v, "[LOST %lu EVENTS]", &lost) == 1)
 			r->lost += lost;
+		else if (strstr(line, "[LOST EVENTS]"))
+			r->lost_unknown = 1;
+		/* The "trace" file's header: what the buffer overwrote. */
+		v = strstr(line, "entries-in-buffer/entries-written: ");
+		if (v && sscanf(v, "entries-in-buffer/entries-written: %lu/%lu",
+				&in, &written) == 2 && written > in)
+			r->lost += written - in;
 		return;
 	}
 	/* The timestamp is the word before the event name, "12.345678:". */
@@ -221,25 +289,27 @@ static void parse_line(struct report *r, const char *line)
 	v = field(ev, "missing", &len);
 	if (!v || parse_flag_names(v, len, &missing) < 0)
 		goto bad;
-	/* The path is the rest of the line: it may hold spaces. */
-	exe = strstr(ev, " exe=");
-	if (!exe)
-		goto bad;
-	exe += 5;
-
 	{
-		char path[PATH_MAX];
+		char path[PATH_MAX + 1], inode[48] = "-";
 		unsigned int uid;
+		size_t dlen, ilen;
+		const char *dev, *ino;
 
-		len = strcspn(exe, "\n");
-		if (len >= sizeof(path))
-			len = sizeof(path) - 1;
-		memcpy(path, exe, len);
-		path[len] = '\0';
-		p = program_get(r, len ? path : "(no executable)");
+		exe = field(ev, "exe", &len);
+		if (!exe || decode(exe, len, path, sizeof(path)) < 0)
+			goto bad;
+		dev = field(ev, "exe_dev", &dlen);
+		ino = field(ev, "exe_ino", &ilen);
+		if (!dev || !ino)
+			goto bad;
+		if (*path)
+			snprintf(inode, sizeof(inode), "%.*s:%.*s", (int)dlen, dev,
+				 (int)ilen, ino);
+		p = program_get(r, *path ? path : "(no executable)", inode);
 		v = field(ev, "uid", &len);
-		if (v && sscanf(v, "%u", &uid) == 1)
-			add_uid(p, uid);
+		if (!v || sscanf(v, "%u", &uid) != 1)
+			goto bad;
+		add_uid(p, uid);
 	}
 	if (!p->count || t < p->first)
 		p->first = t;
@@ -347,6 +417,7 @@ static void print_programs(struct report *r, int json)
 	size_t i, j;
 
 	add_column(tb, "EXE", 0);
+	add_column(tb, "INODE", 0);
 	add_column(tb, "COUNT", 1);
 	add_column(tb, "REFUSED", 1);
 	add_column(tb, "FIRST", 1);
@@ -365,19 +436,20 @@ static void print_programs(struct report *r, int json)
 		if (!ln)
 			err(EXIT_FAILURE, "cannot add a line");
 		set_str(ln, 0, p->exe);
-		set_ulong(ln, 1, p->count);
-		set_ulong(ln, 2, p->refused);
+		set_str(ln, 1, p->inode);
+		set_ulong(ln, 2, p->count);
+		set_ulong(ln, 3, p->refused);
 		snprintf(buf, sizeof(buf), "%.6f", p->first);
-		set_str(ln, 3, buf);
-		snprintf(buf, sizeof(buf), "%.6f", p->last);
 		set_str(ln, 4, buf);
+		snprintf(buf, sizeof(buf), "%.6f", p->last);
+		set_str(ln, 5, buf);
 		buf[0] = '\0';
 		for (j = 0; j < NCALLS; j++)
 			if (p->calls & (1u << j))
 				pos += (size_t)snprintf(buf + pos, sizeof(buf) - pos,
 							"%s%s", pos ? "," : "",
 							call_names[j]);
-		set_str(ln, 5, buf);
+		set_str(ln, 6, buf);
 		pos = 0;
 		buf[0] = '\0';
 		for (j = 0; j < p->nuids && pos < sizeof(buf); j++)
@@ -386,12 +458,12 @@ static void print_programs(struct report *r, int json)
 						p->uids[j]);
 		if (p->more_uids && pos < sizeof(buf))
 			snprintf(buf + pos, sizeof(buf) - pos, ",...");
-		set_str(ln, 6, buf);
+		set_str(ln, 7, buf);
 		if (p->missing)
 			ns_flags_str(p->missing, ",", ",", buf, sizeof(buf));
 		else
 			snprintf(buf, sizeof(buf), "-");
-		set_str(ln, 7, buf);
+		set_str(ln, 8, buf);
 	}
 	scols_print_table(tb);
 	scols_unref_table(tb);
@@ -399,10 +471,13 @@ static void print_programs(struct report *r, int json)
 
 /*
  * The record against the kernel's counts, per call and verdict; returns
- * how many counted events the record lacks.
+ * how many counted events the record lacks, and in @extra how many it has
+ * that the kernel did not count (a baseline taken after the record began,
+ * or lines that are not the kernel's).
  */
 static unsigned long print_stats(struct report *r, unsigned long now[NCALLS][2],
-				 unsigned long base[NCALLS][2], int json)
+				 unsigned long base[NCALLS][2], int json,
+				 unsigned long *extra)
 {
 	struct libscols_table *tb = new_table("counts", json);
 	unsigned long lacking = 0;
@@ -417,9 +492,16 @@ static unsigned long print_stats(struct report *r, unsigned long now[NCALLS][2],
 	for (c = 0; c < NCALLS; c++) {
 		for (v = 0; v < 2; v++) {
 			struct libscols_line *ln = scols_table_new_line(tb, NULL);
-			unsigned long counted = now[c][v] - base[c][v];
-			unsigned long gap = counted > r->traced[c][v] ?
-					    counted - r->traced[c][v] : 0;
+			unsigned long counted, gap = 0;
+
+			if (base[c][v] > now[c][v])
+				errx(EXIT_FAILURE, "the baseline counts more %s %s than the kernel does now: a baseline from another boot?",
+				     call_names[c], v ? "refused" : "allowed");
+			counted = now[c][v] - base[c][v];
+			if (counted > r->traced[c][v])
+				gap = counted - r->traced[c][v];
+			else
+				*extra += r->traced[c][v] - counted;
 
 			if (!ln)
 				err(EXIT_FAILURE, "cannot add a line");
@@ -449,7 +531,7 @@ int main(int argc, char **argv)
 	unsigned long now[NCALLS][2] = { { 0 } }, base[NCALLS][2] = { { 0 } };
 	const char *stats = NULL, *baseline = NULL;
 	struct report r = { 0 };
-	unsigned long lacking = 0;
+	unsigned long lacking = 0, extra = 0;
 	int c, json = 0;
 
 	while ((c = getopt_long(argc, argv, "hV", longopts, NULL)) != -1) {
@@ -497,32 +579,40 @@ int main(int argc, char **argv)
 	}
 
 	if (json)
-		printf("{\"events\": %lu, \"lost\": %lu, \"unparsed\": %lu,\n",
-		       r.events, r.lost, r.unparsed);
+		printf("{\"events\": %lu, \"lost\": %lu, \"lost-unknown\": %s, \"unparsed\": %lu,\n",
+		       r.events, r.lost, r.lost_unknown ? "true" : "false",
+		       r.unparsed);
 	else
 		printf("%lu events from %zu programs%s\n", r.events, r.nprogs,
-		       r.lost ? "" : ", none reported lost by the trace buffer");
+		       r.lost || r.lost_unknown ? "" :
+		       ", none reported lost by the trace buffer");
 	if (!json && r.lost)
 		printf("the trace buffer dropped %lu events: enlarge it (trace-cmd record -b, buffer_size_kb)\n",
 		       r.lost);
+	if (!json && r.lost_unknown)
+		printf("the trace buffer dropped events (it does not say how many)\n");
 	if (json)
 		printf("\"report\": ");
 	print_programs(&r, json);
 	if (stats) {
 		if (json)
 			printf(",\n\"kernel\": ");
-		lacking = print_stats(&r, now, base, json);
+		lacking = print_stats(&r, now, base, json, &extra);
 		if (!json && lacking)
 			printf("the record lacks %lu of the events the kernel counted%s\n",
 			       lacking, baseline ? "" :
 			       " since boot (give --baseline for a record that started later)");
-		else if (!json)
+		else if (!json && !extra)
 			printf("the record holds every event the kernel counted%s\n",
 			       baseline ? " since the baseline" : " since boot");
+		if (!json && extra)
+			printf("the record holds %lu events more than the kernel counted: a baseline taken after the record began, or lines that are not the kernel's\n",
+			       extra);
 		if (json)
-			printf(",\n\"lacking\": %lu", lacking);
+			printf(",\n\"lacking\": %lu, \"extra\": %lu", lacking,
+			       extra);
 	}
 	if (json)
 		printf("}\n");
-	return r.unparsed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return r.unparsed || extra ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -54,6 +54,8 @@ struct seen {
 static int sock[2];
 static long *shared_word;	/* MAP_SHARED: a futex word's owner TID */
 
+static void cleanup(int set);
+
 /* Make the IPC objects of @set and leave a trace of the caller in each. */
 static int act(int set)
 {
@@ -69,13 +71,15 @@ static int act(int set)
 	struct ucred uc = { getpid(), getuid(), getgid() };
 	int id, fd, len;
 
-	id = shmget(KEY_BASE + set, 4096, IPC_CREAT | 0600);
+	/* Fresh objects: a leftover's pids would be another run's. */
+	cleanup(set);
+	id = shmget(KEY_BASE + set, 4096, IPC_CREAT | IPC_EXCL | 0600);
 	if (id < 0)
 		return __LINE__;
-	id = msgget(KEY_BASE + set, IPC_CREAT | 0600);
+	id = msgget(KEY_BASE + set, IPC_CREAT | IPC_EXCL | 0600);
 	if (id < 0 || msgsnd(id, &msg, sizeof(msg.text), 0) < 0)
 		return __LINE__;
-	id = semget(KEY_BASE + set, 1, IPC_CREAT | 0600);
+	id = semget(KEY_BASE + set, 1, IPC_CREAT | IPC_EXCL | 0600);
 	if (id < 0 || semop(id, &op, 1) < 0)
 		return __LINE__;
 	fd = open(LOCKFILE, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
