@@ -208,6 +208,21 @@ static void report(const char *who, const char *channel, long got,
 		 who, channel, want, got, writer);
 }
 
+/* A child in a new PID namespace, sharing everything else (mode 0). */
+static pid_t newpid_child(void)
+{
+	pid_t pid;
+
+	fflush(stdout);
+	pid = raw_clone(true, CLONE_NEWPID);
+	if (pid < 0) {
+		printf("Bail out! clone3(CLONE_NEWPID) in mode 0: %s\n",
+		       strerror(errno));
+		exit(1);
+	}
+	return pid;
+}
+
 /* The container's process writes, the outside reads. */
 static void container_to_outside(void)
 {
@@ -221,13 +236,7 @@ static void container_to_outside(void)
 		printf("Bail out! pipe/socketpair: %s\n", strerror(errno));
 		exit(1);
 	}
-	fflush(stdout);
-	pid = raw_clone(true, CLONE_NEWPID);
-	if (pid < 0) {
-		printf("Bail out! clone3(CLONE_NEWPID) in mode 0: %s\n",
-		       strerror(errno));
-		exit(1);
-	}
+	pid = newpid_child();
 	if (pid == 0) {
 		int e;
 
@@ -293,13 +302,7 @@ static void outside_to_container(void)
 		       e, strerror(errno));
 		exit(1);
 	}
-	fflush(stdout);
-	pid = raw_clone(true, CLONE_NEWPID);
-	if (pid < 0) {
-		printf("Bail out! clone3(CLONE_NEWPID) in mode 0: %s\n",
-		       strerror(errno));
-		exit(1);
-	}
+	pid = newpid_child();
 	if (pid == 0) {
 		observe(1, s);
 		_exit(0);
