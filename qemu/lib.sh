@@ -34,7 +34,11 @@ BASE_DATE="2000-01-01T00:00:00Z"
 PACKAGES=(gcc make flex bison bc libelf-dev libssl-dev cpio
 	  qemu-system-x86 meson ninja-build util-linux busybox-static
 	  bubblewrap firejail ccache xz-utils git libsmartcols-dev pkg-config sparse
-	  libcap-dev trace-cmd)
+	  libcap-dev trace-cmd
+	  # The real software the host-root guest runs (tests/guest/matrix.sh):
+	  runc crun podman conmon catatonit golang-github-containers-common
+	  containernetworking-plugins uidmap lxc systemd-container chromium
+	  chromium-sandbox flatpak jq procps)
 for v in "${KVERS[@]}"; do PACKAGES+=("linux-source-$v"); done
 
 say() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
@@ -421,4 +425,20 @@ qemu_args() {
 		-display none -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 		-kernel "$kernel" -initrd "$initrd" \
 		-append "console=ttyS0 panic=-1 $append"
+}
+
+# The host-root guest: this machine's / shared read-only over virtio-9p
+# (virtme-ng's model) and qemu/hostinit as init, which mounts tmpfs where
+# the software writes. The tag is a plain word: 6.1 strips a "/dev/"
+# prefix from root= and then finds no 9p channel. multidevs=remap keeps
+# inode numbers unique across the host's mounts; cache=loose is safe on a
+# read-only share and measured faster. 2 GiB: podman and Chromium.
+qemu_hostroot_args() {
+	local kernel=$1 append=$2
+	printf '%s\n' -accel "$(qemu_accel)" -m 2G -smp 1 -nodefaults -no-reboot \
+		-display none -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
+		-fsdev "local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap" \
+		-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
+		-kernel "$kernel" \
+		-append "console=ttyS0 panic=-1 root=hostroot rootfstype=9p ro rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose init=$TOP/qemu/hostinit pidns.top=$TOP $append"
 }

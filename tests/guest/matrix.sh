@@ -1,0 +1,532 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# matrix.sh GROUP...: the real software of docs/compatibility.md, run in
+# the host-root guest (qemu/hostinit: this machine's Debian userspace,
+# unmodified) in every mode of the kernel it boots (0, 1 and 2; "vanilla"
+# on a kernel without the series), one TAP case per cell.
+#
+# Each cell starts a container (or sandbox) the way its users do, with a
+# payload that prints the namespaces it got. Per cell the suite records
+# whether the payload ran, the exit status and what the tool printed, the
+# namespaces the payload got that are not the guest's own, the change in
+# kernel.pidns_coupling_stats (requests the kernel allowed in warn mode or
+# refused in enforce mode) and the kernel's log lines, and from these a
+# verdict. The case passes when the verdict is the one the cell's row in
+# docs/compatibility.md ("Measured in the guest") documents for this mode
+# and kernel, and, in mode 2, when what the tool printed has the row's
+# error text. Every cell's record also goes to the console as a
+# "matrix-record" line, which tests/host/matrix-table turns into the rows.
+#
+# Groups: util (util-linux unshare, nsenter), bwrap, firejail, oci (runc,
+# crun), podman, lxc, nspawn, chromium. GROUP "all" runs them all.
+# Runs on the guest's own bash (the host's), never busybox.
+set -u
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+TOP=${PIDNS_TOP:?}
+DOC=$TOP/docs/compatibility.md
+W=/tmp/matrix
+mkdir -p "$W"
+KVER=$(uname -r)
+KVER=${KVER%%[!0-9.]*}
+KVER=${KVER%.*}
+STATS=/proc/sys/kernel/pidns_coupling_stats
+CELL_TIMEOUT=${PIDNS_CELL_TIMEOUT:-240}
+
+tap_n=0
+tap_failed=0
+tap() {
+	tap_n=$((tap_n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $tap_n - $2"
+	else
+		echo "not ok $tap_n - $2"
+		tap_failed=$((tap_failed + 1))
+	fi
+}
+bail() { echo "Bail out! $*"; exit 1; }
+note() { printf '%s\n' "$@" | sed 's/^/# /'; }
+
+# The namespaces a payload got that are not the guest's own: the guest's
+# init (pid 1) is the reference.
+NSTYPES="pid mnt ipc net uts user cgroup"
+declare -A HOSTNS
+for t in $NSTYPES; do HOSTNS[$t]=$(readlink /proc/1/ns/$t); done
+
+# The payload: prints one "NS t=inode ..." line. It runs in the
+# container's root (the busybox rootfs below) or on the guest's own /.
+payload_text='#!/bin/sh
+line=NS
+for t in pid mnt ipc net uts user cgroup; do
+	line="$line $t=$(readlink /proc/self/ns/$t)"
+done
+echo "$line"
+(echo "$line" >/ns-record) 2>/dev/null
+exit 0
+'
+printf '%s' "$payload_text" >"$W/payload"
+chmod 0755 "$W/payload"
+
+# A small rootfs for the container tools, built here from Debian's
+# busybox-static (a rootfs made by the test, nothing downloaded): built
+# once per boot, copied for each cell. Only the applets the payloads use
+# get a link (under TCG each ln costs ~50 ms, all 400 would cost 20 s).
+mktemplate() {
+	local r=$W/rootfs-template a
+	rm -rf "$r"
+	mkdir -p "$r"/{bin,sbin,etc,proc,sys,dev,tmp,run,root,var/tmp,mnt,usr/bin,usr/sbin}
+	cp /bin/busybox "$r/bin/busybox"
+	for a in sh ash readlink echo cat ls sleep true mount id ps; do
+		ln -s busybox "$r/bin/$a"
+	done
+	printf '%s' "$payload_text" >"$r/payload"
+	chmod 0755 "$r/payload"
+	echo 'root:x:0:0:root:/root:/bin/sh' >"$r/etc/passwd"
+	echo 'root:x:0:' >"$r/etc/group"
+	: >"$r/etc/hostname"
+	: >"$r/etc/resolv.conf"
+	: >"$r/etc/hosts"
+}
+mkrootfs() {
+	rm -rf "$1"
+	mkdir -p "${1%/*}"
+	cp -a "$W/rootfs-template" "$1"
+}
+
+# ns_set LINE: the types in an "NS ..." line that differ from the guest's.
+ns_set() {
+	local t v set=
+	for t in $NSTYPES; do
+		v=$(printf '%s\n' "$1" | grep -o " $t=[^ ]*" | head -1)
+		v=${v#* $t=}
+		[ -n "$v" ] && [ "$v" != "${HOSTNS[$t]}" ] && set="$set $t"
+	done
+	echo "${set# }"
+}
+
+# The kernel's counts: "allowed REFUSED" summed over the calls.
+stats() {
+	[ -r "$STATS" ] || { echo "0 0"; return; }
+	awk '$2 == "allowed" { a += $3 } $2 == "refused" { r += $3 }
+	     END { print a + 0, r + 0 }' "$STATS"
+}
+
+# The documented row of a cell: "namespaces|vanilla|0|1|2|error".
+doc_row() {
+	awk -F'|' -v id="\`$1\`" '
+		/^## Measured in the guest/ { m = 1; next }
+		m && /^## / { exit }
+		m && $2 ~ "^ *" id " *$" {
+			for (i = 3; i <= NF; i++) { gsub(/^ +| +$/, "", $i) }
+			print $4 "|" $5 "|" $6 "|" $7 "|" $8 "|" $9; exit
+		}' "$DOC"
+}
+
+# The documented verdict for this kernel from a field that is either one
+# verdict or "6.1: V; 6.12: V".
+doc_verdict() {
+	local field=$1 part
+	case $field in
+	*"$KVER: "*)
+		part=${field#*"$KVER: "}
+		echo "${part%%;*}" ;;
+	*) echo "$field" ;;
+	esac
+}
+
+MODES=
+if [ -w /proc/sys/kernel/pidns_coupling ]; then
+	MODES="0 1 2"
+else
+	MODES=vanilla
+fi
+setmode() {
+	[ "$1" = vanilla ] && return 0
+	echo "$1" >/proc/sys/kernel/pidns_coupling || bail "cannot set mode $1"
+}
+
+# run_cell ID MODE: run the cell's function, record, judge.
+run_cell() {
+	local id=$1 mode=$2 out=$W/$1.$2.out before after klog0 st line ran=no
+	local set verdict allowed refused row want_ns want err col
+	[ "$(type -t "cell_$id")" = function ] || bail "no cell $id"
+	row=$(doc_row "$id")
+	[ -n "$row" ] || { tap 1 "$id mode $mode: the cell has a row in docs/compatibility.md"; return; }
+	before=$(stats)
+	klog0=$(dmesg | wc -l)
+	rm -f "$W/record"
+	# A bash of its own, so that a cell can be timed out: the functions
+	# and the variables they use go with it.
+	timeout -k 10 "$CELL_TIMEOUT" bash -c "$(declare -p W TARGET NSTYPES payload_text FP);
+		$(declare -f); cell_$id" >"$out" 2>&1 </dev/null
+	st=$?
+	cleanup_cell "$id"
+	after=$(stats)
+	allowed=$((${after% *} - ${before% *}))
+	refused=$((${after#* } - ${before#* }))
+	line=$(grep -m1 '^NS ' "$out")
+	[ -z "$line" ] && [ -s "$W/record" ] && line=$(grep -m1 '^NS ' "$W/record")
+	[ -n "$line" ] && ran=yes
+	set=$(ns_set "$line")
+
+	want_ns=${row%%|*}
+	col=$(echo "$row" | cut -d'|' -f2-5)
+	case $mode in
+	vanilla) want=$(echo "$col" | cut -d'|' -f1) ;;
+	0) want=$(echo "$col" | cut -d'|' -f2) ;;
+	1) want=$(echo "$col" | cut -d'|' -f3) ;;
+	2) want=$(echo "$col" | cut -d'|' -f4) ;;
+	esac
+	want=$(doc_verdict "$want")
+	err=${row##*|}
+	err=${err#\`}
+	err=${err%\`}
+
+	if [ $ran = yes ]; then
+		verdict=runs
+		[ "$refused" -gt 0 ] && verdict="runs after $refused refused"
+		[ "$allowed" -gt 0 ] && verdict="runs, warned"
+		[ "$st" -ne 0 ] && verdict="$verdict, exit $st"
+	else
+		verdict=fails
+		[ "$refused" -gt 0 ] && verdict="fails, refused"
+		[ "$allowed" -gt 0 ] && verdict="fails, warned"
+		[ "$st" -eq 124 ] || [ "$st" -eq 137 ] && verdict="$verdict (timed out)"
+	fi
+	# The record keeps the verdict without the namespaces; the case
+	# compares both: a payload that got other namespaces than the row says
+	# (a sandbox that fell back to fewer, say) is "runs with SET".
+	local base=$verdict
+	[ $ran = yes ] && [ "${set:-none}" != "$(doc_verdict "$want_ns")" ] &&
+		verdict="$verdict with ${set:-none}"
+
+	local ok=0
+	[ "$verdict" = "$want" ] || ok=1
+	if [ "$mode" = 2 ] && [ $ran = no ] && [ -n "$err" ] && [ "$err" != - ]; then
+		grep -qF -- "$err" "$out" || ok=1
+	fi
+	tap $ok "$id, $KVER, mode $mode: $verdict (documented: $want)"
+	local first
+	first=$(grep -v '^NS ' "$out" | grep -m1 -E -i 'error|invalid|fail|denied|cannot|not permitted' || true)
+	note "exit $st; payload ran: $ran; namespaces not the guest's: ${set:-none}; stats: +$allowed allowed, +$refused refused"
+	[ -n "$first" ] && note "the tool said: $first"
+	dmesg | tail -n +$((klog0 + 1)) | grep 'pidns_coupling' | head -3 | sed 's/^/# kernel: /'
+	if [ $ok -ne 0 ]; then
+		note "documented: namespaces '$want_ns', verdict '$want', error '$err'"
+		tail -15 "$out" | sed 's/^/#   /'
+	fi
+	# The record for tests/host/matrix-table, on the console.
+	printf 'matrix-record\t%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$KVER" "$mode" \
+		"$base" "${set:-none}" "${first:0:200}" >&2
+}
+
+cleanup_cell() { [ "$(type -t "clean_$1")" = function ] && "clean_$1" >/dev/null 2>&1; return 0; }
+
+# A container target for the joining cells: new pid, mnt, ipc, net
+# (coupled, accepted in every mode), created in mode 0.
+TARGET=
+start_target() {
+	[ -n "$TARGET" ] && return 0
+	local m
+	m=$(cat /proc/sys/kernel/pidns_coupling 2>/dev/null || true)
+	setmode 0 2>/dev/null || true
+	/usr/bin/unshare --pid --mount --ipc --net --fork --mount-proc sleep 3600 &
+	local outer=$! i p
+	for i in $(seq 50); do
+		p=$(pgrep -P $outer sleep) && break
+		sleep 0.1
+	done
+	[ -n "$m" ] && setmode "$m"
+	[ -n "$p" ] || bail "the target container did not start"
+	TARGET=$p
+	export TARGET
+}
+
+# --- util-linux ---------------------------------------------------------
+cell_unshare_p() { /usr/bin/unshare --pid --fork "$W/payload"; }
+cell_unshare_pmin() { /usr/bin/unshare --pid --mount --ipc --net --fork --mount-proc "$W/payload"; }
+cell_nsenter_all() { /usr/bin/nsenter -t "$TARGET" --all "$W/payload"; }
+cell_nsenter_p() { /usr/bin/nsenter -t "$TARGET" --pid "$W/payload"; }
+# --- bubblewrap ---------------------------------------------------------
+cell_bwrap_unshare_pid() { /usr/bin/bwrap --dev-bind / / --proc /proc --unshare-pid "$W/payload"; }
+cell_bwrap_unshare_all() { /usr/bin/bwrap --dev-bind / / --proc /proc --unshare-all "$W/payload"; }
+cell_bwrap_pidns() { /usr/bin/bwrap --dev-bind / / --pidns 3 "$W/payload" 3<"/proc/$TARGET/ns/pid"; }
+# --- firejail -----------------------------------------------------------
+cell_firejail() { /usr/bin/firejail --noprofile --quiet "$W/payload"; }
+cell_firejail_net_none() { /usr/bin/firejail --noprofile --quiet --net=none "$W/payload"; }
+
+# --- runc and crun: "runc spec"'s bundle over the busybox rootfs ---------
+# jq edits only what a user edits: no terminal (the test has none), a
+# writable root, the payload as the process; the host-network variant
+# drops the network namespace, as Docker's --net=host does.
+oci_bundle() {
+	local b=$W/bundle-$1
+	rm -rf "$b"
+	mkdir -p "$b"
+	mkrootfs "$b/rootfs"
+	(cd "$b" && runc spec) || return 1
+	jq --arg args "$2" '.process.terminal = false | .root.readonly = false |
+		.process.args = ($args | split(" "))' "$b/config.json" >"$b/c.json"
+	if [ "${3:-}" = hostnet ]; then
+		jq '.linux.namespaces |= map(select(.type != "network"))' "$b/c.json" >"$b/config.json"
+	else
+		mv "$b/c.json" "$b/config.json"
+	fi
+	echo "$b"
+}
+oci_run() {
+	local rt=$1 b
+	b=$(oci_bundle "$rt" /payload "${2:-}") || return 1
+	"$rt" run --bundle "$b" "m-$rt-$$" </dev/null
+}
+oci_exec() {
+	local rt=$1 b
+	b=$(oci_bundle "$rt" "sleep 600") || return 1
+	"$rt" run -d --bundle "$b" "m-$rt-x" </dev/null >/dev/null 2>"$W/oci-start.err" ||
+		{ cat "$W/oci-start.err"; return 1; }
+	"$rt" exec "m-$rt-x" /payload
+}
+oci_clean() {
+	local c
+	for c in $("$1" list -q 2>/dev/null); do "$1" delete -f "$c"; done
+}
+cell_runc_run() { oci_run runc; }
+cell_runc_run_hostnet() { oci_run runc hostnet; }
+cell_runc_exec() { oci_exec runc; }
+cell_crun_run() { oci_run crun; }
+cell_crun_run_hostnet() { oci_run crun hostnet; }
+cell_crun_exec() { oci_exec crun; }
+clean_runc_run() { oci_clean runc; }
+clean_runc_run_hostnet() { oci_clean runc; }
+clean_runc_exec() { oci_clean runc; }
+clean_crun_run() { oci_clean crun; }
+clean_crun_run_hostnet() { oci_clean crun; }
+clean_crun_exec() { oci_clean crun; }
+
+# --- podman, rootful, no registry: an image imported from a tarball -----
+pm() { podman --cgroup-manager=cgroupfs --events-backend=file "$@"; }
+podman_image() {
+	pm image exists localhost/matrix:latest && return 0
+	mkrootfs "$W/podman-rootfs"
+	tar -C "$W/podman-rootfs" -cf "$W/podman-rootfs.tar" . &&
+		pm import "$W/podman-rootfs.tar" localhost/matrix:latest >/dev/null
+}
+cell_podman_run_none() { podman_image && pm run --rm --network=none localhost/matrix /payload; }
+cell_podman_run_host() { podman_image && pm run --rm --network=host localhost/matrix /payload; }
+cell_podman_pod() {
+	podman_image || return 1
+	pm pod create --network=none --name matrixpod >/dev/null || return 1
+	pm run --rm --pod matrixpod localhost/matrix /payload
+}
+cell_podman_exec() {
+	podman_image || return 1
+	pm run -d --network=none --name matrixexec localhost/matrix sleep 600 >/dev/null || return 1
+	pm exec matrixexec /payload
+}
+# What a pod does, without the pod: a container that joins another's
+# network and IPC namespaces and gets a PID namespace of its own.
+cell_podman_join_netipc() {
+	podman_image || return 1
+	pm run -d --network=none --name matrixinfra localhost/matrix sleep 600 >/dev/null || return 1
+	pm run --rm --network=container:matrixinfra --ipc=container:matrixinfra localhost/matrix /payload
+}
+clean_podman_join_netipc() { pm rm -f -t 0 matrixinfra; }
+clean_podman_pod() { pm pod rm -f matrixpod; }
+clean_podman_exec() { pm rm -f -t 0 matrixexec; }
+
+# --- LXC: privileged containers from a directory rootfs ------------------
+lxc_config() {
+	local name=$1 rootfs=/var/lib/lxc/$1/rootfs
+	rm -rf "/var/lib/lxc/$name"
+	mkdir -p "/var/lib/lxc/$name"
+	mkrootfs "$rootfs"
+	cat >"/var/lib/lxc/$name/config" <<-EOF
+	lxc.uts.name = $name
+	lxc.rootfs.path = dir:$rootfs
+	lxc.mount.auto = proc:mixed sys:ro cgroup:mixed
+	lxc.console.path = none
+	lxc.tty.max = 0
+	lxc.pty.max = 8
+	lxc.log.level = ERROR
+	EOF
+}
+# The payload's record is also left in the rootfs (the console is none).
+lxc_start_fg() {
+	local st=0
+	lxc-start -n "$1" -F -- /payload </dev/null || st=$?
+	cp "/var/lib/lxc/$1/rootfs/ns-record" "$W/record" 2>/dev/null
+	return $st
+}
+cell_lxc_empty_net() {
+	lxc_config mx-empty
+	echo "lxc.net.0.type = empty" >>/var/lib/lxc/mx-empty/config
+	lxc_start_fg mx-empty
+}
+cell_lxc_share_net() {
+	lxc_config mx-share
+	echo "lxc.namespace.share.net = 1" >>/var/lib/lxc/mx-share/config
+	lxc_start_fg mx-share
+}
+cell_lxc_attach() {
+	lxc_config mx-attach
+	echo "lxc.net.0.type = empty" >>/var/lib/lxc/mx-attach/config
+	lxc-start -n mx-attach -d -- sleep 600 </dev/null || return 1
+	lxc-wait -n mx-attach -s RUNNING -t 60 || return 1
+	lxc-attach -n mx-attach -- /payload </dev/null
+}
+# An unprivileged container: started by root with an ID map, so the
+# container's root is uid 100000 outside (LXC's own "unprivileged").
+cell_lxc_unpriv() {
+	lxc_config mx-unpriv
+	cat >>/var/lib/lxc/mx-unpriv/config <<-EOF
+	lxc.net.0.type = empty
+	lxc.idmap = u 0 100000 65536
+	lxc.idmap = g 0 100000 65536
+	EOF
+	# What an administrator does for it: subordinate IDs for root (the
+	# guest's /etc is an overlay on tmpfs), the rootfs owned by the map.
+	local f
+	for f in /etc/subuid /etc/subgid; do
+		grep -q '^root:100000:65536$' "$f" || echo 'root:100000:65536' >>"$f"
+	done
+	chown -R 100000:100000 /var/lib/lxc/mx-unpriv/rootfs
+	chmod 0755 /var/lib/lxc/mx-unpriv
+	lxc_start_fg mx-unpriv
+}
+clean_lxc_attach() { lxc-stop -k -n mx-attach; }
+
+# --- systemd-nspawn ------------------------------------------------------
+cell_nspawn() {
+	mkrootfs "$W/nspawn-root"
+	systemd-nspawn -q --register=no --keep-unit -D "$W/nspawn-root" /payload </dev/null
+}
+cell_nspawn_private_net() {
+	mkrootfs "$W/nspawn-root"
+	systemd-nspawn -q --register=no --keep-unit --private-network -D "$W/nspawn-root" /payload </dev/null
+}
+
+# --- Chromium, headless, as an unprivileged user, sandbox on -------------
+# The payload is the renderer: its namespaces are read from outside while
+# the page loads (the browser prints the page with --dump-dom and exits).
+chromium_run() {
+	local home=$W/chromium-home
+	rm -rf "$home"
+	mkdir -p "$home"
+	chown nobody:nogroup "$home"
+	printf '<html><body><p id="m">matrix-page-loaded</p></body></html>\n' >"$W/page.html"
+	chmod 0644 "$W/page.html"
+	setpriv --reuid=nobody --regid=nogroup --clear-groups env HOME="$home" \
+		chromium --headless=new --no-first-run --disable-gpu --user-data-dir="$home/profile" \
+		--disable-extensions --disable-component-update --disable-background-networking \
+		--disable-sync --disable-default-apps --no-default-browser-check --mute-audio \
+		"$@" --dump-dom "file://$W/page.html" >"$W/chromium.dom" 2>"$W/chromium.err" &
+	local pid=$! r= p
+	while kill -0 $pid 2>/dev/null; do
+		for p in $(pgrep -f -- '^/usr/lib/chromium/chromium .*--type=renderer'); do
+			r=$(readlink /proc/$p/ns/pid) || continue
+			local line=NS t
+			for t in $NSTYPES; do line="$line $t=$(readlink /proc/$p/ns/$t)"; done
+			echo "$line" >"$W/record.tmp" && mv "$W/record.tmp" "$W/record"
+			break
+		done
+		[ -s "$W/record" ] && break
+		sleep 0.05
+	done
+	wait $pid
+	local st=$?
+	cat "$W/chromium.err"
+	grep -q matrix-page-loaded "$W/chromium.dom" || { echo "chromium: the page did not load (exit $st)"; rm -f "$W/record"; return 1; }
+	return $st
+}
+cell_chromium_userns() { chromium_run; }
+cell_chromium_suid() { chromium_run --disable-namespace-sandbox; }
+clean_chromium_userns() { pkill -f -- '--user-data-dir=/tmp/matrix'; }
+clean_chromium_suid() { pkill -f -- '--user-data-dir=/tmp/matrix'; }
+
+# --- flatpak: a runtime and an app made from the guest's own files -------
+# As flatpak's own tests do (tests/make-test-runtime.sh, make-test-app.sh),
+# but from busybox-static: exported with build-export into a local OSTree
+# repository, installed from it into a --user installation under $W, and
+# run without D-Bus. The app's command is the payload.
+FP=$W/flatpak
+fp() {
+	env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME="$FP/home" \
+		XDG_RUNTIME_DIR="$FP/run" XDG_DATA_HOME="$FP/data" \
+		XDG_CACHE_HOME="$FP/cache" XDG_CONFIG_HOME="$FP/config" \
+		FLATPAK_USER_DIR="$FP/user" FLATPAK_SYSTEM_DIR="$FP/system" \
+		flatpak "$@"
+}
+flatpak_setup() {
+	local arch r=$FP/build/runtime a=$FP/build/app
+	rm -rf "$FP"
+	mkdir -p "$FP"/{home,run,user,cache,config,data,system} "$r/usr/bin" "$r/files" "$a/files/bin"
+	chmod 0700 "$FP/run"
+	arch=$(flatpak --default-arch) || return 1
+	# A runtime's content is its usr/ (mounted at /usr); files/ must exist.
+	printf '[Runtime]\nname=org.pidns.Platform\nruntime=org.pidns.Platform/%s/master\nsdk=org.pidns.Platform/%s/master\n' \
+		"$arch" "$arch" >"$r/metadata"
+	cp /bin/busybox "$r/usr/bin/busybox"
+	ln -s busybox "$r/usr/bin/sh"
+	ln -s busybox "$r/usr/bin/readlink"
+	printf '[Application]\nname=org.pidns.Payload\nruntime=org.pidns.Platform/%s/master\nsdk=org.pidns.Platform/%s/master\n' \
+		"$arch" "$arch" >"$a/metadata"
+	printf '%s' "$payload_text" >"$a/files/bin/payload"
+	chmod 0755 "$a/files/bin/payload"
+	fp build-finish --command=payload "$a" >/dev/null &&
+	fp build-export --disable-sandbox --runtime "$FP/repo" "$r" master >/dev/null &&
+	fp build-export --disable-sandbox "$FP/repo" "$a" master >/dev/null &&
+	fp --user remote-add --no-gpg-verify local "file://$FP/repo" &&
+	fp --user install -y --noninteractive local "app/org.pidns.Payload/$arch/master" >/dev/null
+}
+# The app declares no permission; each cell grants what its users grant.
+flatpak_run() {
+	fp --user run --no-a11y-bus --no-documents-portal --no-session-bus "$@" org.pidns.Payload
+}
+cell_flatpak() { flatpak_run; }
+cell_flatpak_share_net() { flatpak_run --share=network; }
+cell_flatpak_share_ipc() { flatpak_run --share=ipc; }
+
+declare -A GROUP_CELLS=(
+	[util]="unshare_p unshare_pmin nsenter_all nsenter_p"
+	[bwrap]="bwrap_unshare_pid bwrap_unshare_all bwrap_pidns"
+	[firejail]="firejail firejail_net_none"
+	[oci]="runc_run runc_run_hostnet runc_exec crun_run crun_run_hostnet crun_exec"
+	[podman]="podman_run_none podman_run_host podman_pod podman_join_netipc podman_exec"
+	[lxc]="lxc_empty_net lxc_share_net lxc_attach lxc_unpriv"
+	[nspawn]="nspawn nspawn_private_net"
+	[chromium]="chromium_userns chromium_suid"
+	[flatpak]="flatpak flatpak_share_net flatpak_share_ipc"
+)
+groups=("$@")
+[ ${#groups[@]} -eq 0 ] && read -r -a groups <<<"$(sed -n 's/.*pidns.matrix=\([^ ]*\).*/\1/p' /proc/cmdline | tr , ' ')"
+[ "${groups[*]}" = all ] && groups=(util bwrap firejail oci podman lxc nspawn chromium flatpak)
+[ ${#groups[@]} -gt 0 ] || bail "no group given (matrix.sh GROUP... or pidns.matrix=)"
+
+echo "TAP version 13"
+[ -f "$DOC" ] || bail "$DOC not found"
+mktemplate
+cells=
+for g in "${groups[@]}"; do
+	[ -n "${GROUP_CELLS[$g]:-}" ] || bail "unknown group $g"
+	cells="$cells ${GROUP_CELLS[$g]}"
+done
+for id in $cells; do
+	case $id in
+	nsenter_*|bwrap_pidns) start_target ;;
+	flatpak) setmode 0
+		timeout -k 5 300 bash -c "$(declare -p W FP payload_text); $(declare -f); flatpak_setup" \
+			>"$W/flatpak-setup.log" 2>&1 </dev/null ||
+		{ sed 's/^/# /' "$W/flatpak-setup.log"; bail "flatpak: cannot build and install the test app"; } ;;
+	esac
+done
+for mode in $MODES; do
+	setmode "$mode"
+	for id in $cells; do
+		t0=$(date +%s.%N)
+		run_cell "$id" "$mode"
+		note "time: $(echo "$(date +%s.%N) - $t0" | bc) s"
+	done
+done
+setmode 0 2>/dev/null || true
+[ -n "$TARGET" ] && kill "$TARGET" 2>/dev/null
+echo "1..$tap_n"
+[ $tap_failed -eq 0 ]
