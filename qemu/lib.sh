@@ -431,8 +431,10 @@ qemu_args() {
 # (virtme-ng's model) and qemu/hostinit as init, which mounts tmpfs where
 # the software writes. The tag is a plain word: 6.1 strips a "/dev/"
 # prefix from root= and then finds no 9p channel. multidevs=remap keeps
-# inode numbers unique across the host's mounts; cache=loose is safe on a
-# read-only share and measured faster. 2 GiB: podman and Chromium.
+# inode numbers unique across the host's mounts. cache=loose: the guest
+# caches what it read (Chromium's 200 MB load once); a file the host
+# changes while a guest runs may be seen stale by it, so build first, then
+# boot (as tests/run does). 2 GiB: podman and Chromium.
 qemu_hostroot_args() {
 	local kernel=$1 append=$2
 	printf '%s\n' -accel "$(qemu_accel)" -m 2G -smp 1 -nodefaults -no-reboot \

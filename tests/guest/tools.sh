@@ -1,9 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# nsclone, and what the real-software matrix (tests/guest/matrix.sh, which
-# runs Debian's unshare, bwrap and firejail in every mode) does not check:
-# warn mode's log line, the user-namespace form, loopback in bwrap's new
-# network namespace, lsns.
+# Debian's util-linux, bubblewrap and firejail, and nsclone, against the policy.
 # Debian's tools are called by full path: busybox sh runs its own
 # unshare/nsenter applets before anything on PATH.
 . /tests/tap.sh
@@ -21,10 +18,16 @@ check "warn: the kernel log names unshare and the missing flags" -- \
 
 
 mode 2
+refuse "enforce: unshare --pid --fork true is refused" "Invalid argument" -- \
+	/usr/bin/unshare --pid --fork true
 refuse "enforce: unshare --pid --mount --fork true is refused" "Invalid argument" -- \
 	/usr/bin/unshare --pid --mount --fork true
+output "enforce: unshare --pid --mount --ipc --net --fork --mount-proc runs as pid 1" "1" -- \
+	/usr/bin/unshare --pid --mount --ipc --net --fork --mount-proc sh -c 'echo $$'
 output "enforce: unshare -U -r -p -m -i -n --fork runs as pid 1 (user namespace)" "1" -- \
 	/usr/bin/unshare -U -r -p -m -i -n --fork sh -c 'echo $$'
+refuse "enforce: bwrap --unshare-pid is refused" "Invalid argument" -- \
+	/usr/bin/bwrap --dev-bind / / --unshare-pid true
 output "enforce: bwrap --unshare-pid --unshare-ipc --unshare-net runs as pid 2 (bwrap is pid 1)" "2" -- \
 	/usr/bin/bwrap --dev-bind / / --proc /proc --unshare-pid --unshare-ipc --unshare-net sh -c 'echo $$'
 check "enforce: bwrap --unshare-net brings up loopback in its new net namespace" -- \
@@ -58,10 +61,21 @@ check "enforce: nsclone --show-ids prints NSpid at both levels, the pid namespac
 	sh -c 'o=$(/bin/nsclone -c --show-ids true) && echo "$o" | grep -Eq "^nsclone: NSpid:[[:space:]]+[0-9]+[[:space:]]+1$" && echo "$o" | grep -Eq "^nsclone: pid namespace: [0-9]+:[0-9]+ inode [0-9]+ " && echo "$o" | grep -Eq "^nsclone: pidfd: [0-9]+ "'
 check "enforce: nsclone --show-ids names the child's pid namespace inode" -- \
 	sh -c 'o=$(/bin/nsclone -c --show-ids readlink /proc/self/ns/pid) && ino=$(echo "$o" | sed -n "s/.* inode \([0-9]*\) .*/\1/p") && echo "$o" | grep -q "^pid:\[$ino\]$"'
+refuse "enforce: firejail (no --net: the host network is shared) is refused" "Invalid argument" -- \
+	/usr/bin/firejail --noprofile --quiet true
+check "enforce: firejail --net=none (root: new IPC and network namespaces too) runs" -- \
+	/usr/bin/firejail --noprofile --quiet --net=none true
 
 mode 0
+check "off: firejail without --net runs" -- /usr/bin/firejail --noprofile --quiet true
 check "off: nsclone --matrix accepts every row" -- \
 	sh -c 'test "$(/bin/nsclone --matrix | grep -c " accepted ")" = 17'
+output "off: unshare --pid --fork runs as pid 1" "1" -- \
+	/usr/bin/unshare --pid --fork sh -c 'echo $$'
+output "off: unshare --pid --mount --ipc --net --fork --mount-proc still works" "1" -- \
+	/usr/bin/unshare --pid --mount --ipc --net --fork --mount-proc sh -c 'echo $$'
+output "off: bwrap --unshare-pid runs as pid 2" "2" -- \
+	/usr/bin/bwrap --dev-bind / / --proc /proc --unshare-pid sh -c 'echo $$'
 output "off: bwrap --unshare-pid --unshare-ipc --unshare-net still works" "2" -- \
 	/usr/bin/bwrap --dev-bind / / --proc /proc --unshare-pid --unshare-ipc --unshare-net sh -c 'echo $$'
 output "off: nsclone -p runs as pid 1" "1" -- /bin/nsclone -p --mount-proc sh -c 'echo $$'
