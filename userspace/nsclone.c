@@ -101,6 +101,10 @@ static void print_policy(void)
 		printf("kernel.pidns_coupling = 2 (enforce): CLONE_NEWPID without %s is refused with EINVAL\n",
 		       coupled);
 		break;
+	case PIDNS_STAGE:
+		printf("kernel.pidns_coupling = 3 (stage): CLONE_NEWPID is accepted without %s; execve() is refused with EPERM while the task shares one of them with another PID namespace\n",
+		       coupled);
+		break;
 	default:
 		printf("kernel.pidns_coupling = %d (unknown mode)\n", mode);
 		break;

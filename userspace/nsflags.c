@@ -161,6 +161,8 @@ const char *pidns_mode_name(int mode)
 		return "warn";
 	case PIDNS_ENFORCE:
 		return "enforce";
+	case PIDNS_STAGE:
+		return "stage";
 	default:
 		return "absent";
 	}

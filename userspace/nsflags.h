@@ -29,6 +29,7 @@ enum pidns_mode {
 	PIDNS_OFF = 0,
 	PIDNS_WARN = 1,
 	PIDNS_ENFORCE = 2,
+	PIDNS_STAGE = 3,	/* the state is enforced, not the same call */
 };
 
 struct ns_flag {
@@ -76,7 +77,7 @@ int ns_wait(pid_t pid);
 /* The current kernel.pidns_coupling, or PIDNS_ABSENT. */
 int pidns_mode_read(void);
 
-/* "off", "warn", "enforce", or "absent". */
+/* "off", "warn", "enforce", "stage", or "absent". */
 const char *pidns_mode_name(int mode);
 
 #endif /* NSFLAGS_H */

@@ -40,7 +40,9 @@
 #define EVENT_NAME	"pidns_coupling_verdict: "
 
 /* The kernel's names for the calls (the event's call= and the counters). */
-static const char *const call_names[] = { "clone", "unshare", "setns", "join" };
+static const char *const call_names[] = {
+	"clone", "unshare", "setns", "join", "exec", "enter",
+};
 #define NCALLS (sizeof(call_names) / sizeof(call_names[0]))
 
 struct program {

@@ -19,13 +19,19 @@ done
 
 output "pidns_coupling=$given boots with kernel.pidns_coupling = $expect" "$expect" -- \
 	cat /proc/sys/kernel/pidns_coupling
-if [ "$expect" = 2 ]; then
+case $expect in
+2)
 	refuse "unshare --pid --fork true is refused" "Invalid argument" -- \
+		/usr/bin/unshare --pid --fork true ;;
+3)
+	refuse "stage: unshare --pid --fork true is refused at execve" "Operation not permitted" -- \
 		/usr/bin/unshare --pid --fork true
-else
+	output "stage: unshare -p -m -i -n --fork runs as pid 1" "1" -- \
+		/usr/bin/unshare -p -m -i -n --fork sh -c 'echo $$' ;;
+*)
 	output "unshare --pid --fork runs as pid 1" "1" -- \
-		/usr/bin/unshare --pid --fork sh -c 'echo $$'
-fi
+		/usr/bin/unshare --pid --fork sh -c 'echo $$' ;;
+esac
 if [ "$logged" = 1 ]; then
 	check "the invalid value is logged and the default kept" -- \
 		sh -c "dmesg | grep -F 'pidns_coupling: invalid pidns_coupling=$given, keeping $expect'"

@@ -364,9 +364,16 @@ int main(void)
 		_exit(pid < 0 ? errno : wait_status(pid));
 	}
 	got = wait_status(pid);
+	/* The joiner's namespaces are the runner's, of the initial one. */
 	snprintf(line, sizeof(line),
-		 "pidns_coupling: pidns-joiner[%d]: fork into a joined PID namespace outside its init's CLONE_NEWNS CLONE_NEWIPC CLONE_NEWNET: allowed (kernel.pidns_coupling=1)",
-		 (int)pid);
+		 "pidns_coupling: pidns-joiner[%d]: fork into pid:[%lu] with mnt:[%lu] of pid:[%lu] ipc:[%lu] of pid:[%lu] net:[%lu] of pid:[%lu]: allowed (kernel.pidns_coupling=1)",
+		 (int)pid, (unsigned long)box.ns[ns_index(CLONE_NEWPID)],
+		 (unsigned long)ns_runner[ns_index(CLONE_NEWNS)],
+		 (unsigned long)ns_runner[ns_index(CLONE_NEWPID)],
+		 (unsigned long)ns_runner[ns_index(CLONE_NEWIPC)],
+		 (unsigned long)ns_runner[ns_index(CLONE_NEWPID)],
+		 (unsigned long)ns_runner[ns_index(CLONE_NEWNET)],
+		 (unsigned long)ns_runner[ns_index(CLONE_NEWPID)]);
 	tap_case(got == 0 && klog_has(line), "warn: a fork into a lone joined PID namespace is allowed and logged: \"%s\"",
 		 line);
 

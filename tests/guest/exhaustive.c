@@ -2,15 +2,20 @@
 /*
  * Every subset of the nine namespace flags (the eight namespaces and
  * CLONE_NEWCONTAINER: 512) through clone(), clone3(), unshare() and
- * setns(pidfd), in each mode of kernel.pidns_coupling, as root and as
- * uid 1000, compared with the oracle (oracle.c), which knows only the
- * documentation. Every success is also checked namespace by namespace:
+ * setns(pidfd), in each mode of kernel.pidns_coupling (0 to 3), as root
+ * and as uid 1000, compared with the oracle (oracle.c), which knows only
+ * the documentation. Every success is also checked namespace by namespace:
  * the new task's /proc/self/ns inodes must differ from the caller's
  * exactly where the request asked for a new namespace (or, for setns,
- * equal the target's exactly where it asked to join).
+ * equal the target's exactly where it asked to join). The policy's state
+ * checks are compared too: the caller's fork after unshare() and setns()
+ * (refused or not), and an execve() of this program by the new task when
+ * it is in a PID namespace other than the initial one (in the initial one
+ * execve() is not judged, and the test saves the time).
  *
  * One TAP line per (call, mode, user) group: its cases, accepted and
- * refused counts, and mismatches, every one listed. On a kernel without the
+ * refused counts, the forks and execve() calls refused after an accepted
+ * request, and mismatches, every one listed. On a kernel without the
  * series (no kernel.pidns_coupling) only mode 0 exists, and the oracle
  * is told the kernel has no CLONE_NEWCONTAINER.
  *
@@ -33,6 +38,10 @@
 #define UNPRIV_UID	1000
 #define SUBSETS		(1U << 9)
 
+/* argv[1] of the execve() probe, and what the new image exits with */
+#define EXEC_PROBE	"--exec-probe"
+#define EXEC_PROBE_OK	42
+
 #ifndef __WALL
 #define __WALL		0x40000000
 #endif
@@ -43,15 +52,20 @@ struct result {
 	int err;		/* errno of the call, 0 on success */
 	int fork_err;		/* errno of the fork after unshare/setns */
 	int child_ok;		/* the child read its namespaces */
+	int exec_tried;		/* the child is in a new PID namespace: execve() */
+	int exec_err;		/* errno of its execve(), 0 if it ran */
+	int child_status;	/* the child's exit status, 128 + signal */
 	ino_t ns[NS_MAX];	/* the child's, indexed like ns_flags[] */
 };
 
 static struct result *res;
 static ino_t host_ns[NS_MAX];
+static int ix_pid = -1;		/* the pid entry of ns_flags[] */
 
 struct nstarget {
 	pid_t pid, helper;
 	int pidfd;
+	int mode;		/* kernel.pidns_coupling when it was made */
 	ino_t ns[NS_MAX];
 };
 
@@ -77,11 +91,36 @@ static pid_t do_clone(enum oracle_call call, uint64_t flags)
 	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
 }
 
+/*
+ * The new task: its namespaces, then, in a PID namespace other than the
+ * initial one, an execve() of this program, which exits EXEC_PROBE_OK at
+ * once (main()). A refused execve() returns, before the point of no return.
+ */
 static void child_report(void)
 {
+	char *const argv[] = { "exhaustive", EXEC_PROBE, NULL };
+
 	ns_read("self", res->ns);
 	res->child_ok = 1;
+	if (res->ns[ix_pid] == host_ns[ix_pid])
+		_exit(0);
+	res->exec_tried = 1;
+	execv("/proc/self/exe", argv);
+	res->exec_err = errno;
 	_exit(0);
+}
+
+/* Wait for the worker's child: its exit status or 128 + signal. */
+static void child_wait(pid_t pid, int flags)
+{
+	int status;
+
+	if (waitpid(pid, &status, flags) < 0)
+		res->child_status = -1;
+	else if (WIFEXITED(status))
+		res->child_status = WEXITSTATUS(status);
+	else
+		res->child_status = 128 + WTERMSIG(status);
 }
 
 static void worker(enum oracle_call call, uint64_t flags, bool unpriv, int pidfd)
@@ -102,7 +141,7 @@ static void worker(enum oracle_call call, uint64_t flags, bool unpriv, int pidfd
 		}
 		if (pid == 0)
 			child_report();
-		waitpid(pid, NULL, __WALL);
+		child_wait(pid, __WALL);
 		break;
 	case ORACLE_UNSHARE:
 	case ORACLE_SETNS:
@@ -121,7 +160,7 @@ static void worker(enum oracle_call call, uint64_t flags, bool unpriv, int pidfd
 		}
 		if (pid == 0)
 			child_report();
-		waitpid(pid, NULL, 0);
+		child_wait(pid, 0);
 		break;
 	default:
 		_exit(91);
@@ -178,6 +217,7 @@ static void nstarget_start(struct nstarget *t, bool unpriv)
 		printf("Bail out! pidfd_open: %s\n", strerror(errno));
 		exit(1);
 	}
+	t->mode = pidns_mode_read();
 	snprintf(path, sizeof(path), "%d", (int)t->pid);
 	ns_read(path, t->ns);
 	for (i = 0; i < ns_flags_count; i++) {
@@ -245,9 +285,15 @@ static bool run_case(const struct oracle_case *c, const struct nstarget *t,
 	}
 	if (want->err)
 		return true;
-	if (res->fork_err || !res->child_ok) {
-		snprintf(why, len, "accepted, but the child after it failed (%s)",
-			 res->fork_err ? err_name(res->fork_err) : "did not report");
+	if (res->fork_err != want->fork_err) {
+		snprintf(why, len, "accepted, then the fork got %s, oracle says %s",
+			 err_name(res->fork_err), err_name(want->fork_err));
+		return false;
+	}
+	if (want->fork_err)
+		return true;
+	if (!res->child_ok) {
+		snprintf(why, len, "accepted, but the child after it did not report");
 		return false;
 	}
 	for (i = 0; i < ns_flags_count; i++) {
@@ -269,6 +315,18 @@ static bool run_case(const struct oracle_case *c, const struct nstarget *t,
 			return false;
 		}
 	}
+	/* Only a child in a new PID namespace tries execve(). */
+	if (res->exec_tried && !res->exec_err &&
+	    res->child_status != EXEC_PROBE_OK) {
+		snprintf(why, len, "accepted, but the child's execve() ended with status %d",
+			 res->child_status);
+		return false;
+	}
+	if (res->exec_tried && res->exec_err != want->exec_err) {
+		snprintf(why, len, "accepted, then execve() got %s, oracle says %s",
+			 err_name(res->exec_err), err_name(want->exec_err));
+		return false;
+	}
 	return true;
 }
 
@@ -276,12 +334,14 @@ static void run_group(enum oracle_call call, int mode, bool alias, bool unpriv,
 		      const struct nstarget *t)
 {
 	unsigned int n, mismatches = 0, accepted = 0, refused = 0;
+	unsigned int forks = 0, execs = 0;
 	char why[160], flags[256];
 
 	for (n = 0; n < SUBSETS; n++) {
 		struct oracle_case c = {
 			.call = call, .flags = subset(n), .mode = mode,
 			.alias = alias, .unpriv = unpriv,
+			.target_mode = t->mode,
 		};
 		struct oracle_verdict want;
 
@@ -290,6 +350,8 @@ static void run_group(enum oracle_call call, int mode, bool alias, bool unpriv,
 				refused++;
 			else
 				accepted++;
+			forks += !want.err && want.fork_err;
+			execs += !want.err && want.exec_err;
 			continue;
 		}
 		mismatches++;
@@ -298,21 +360,35 @@ static void run_group(enum oracle_call call, int mode, bool alias, bool unpriv,
 			 mode, unpriv ? "uid 1000" : "root", why);
 	}
 	tap_case(mismatches == 0,
-		 "%s, mode %d (%s)%s, %s: %u cases, %u accepted, %u refused, %u mismatches",
+		 "%s, mode %d (%s)%s, %s: %u cases, %u accepted (then %u forks and %u execve() refused), %u refused, %u mismatches",
 		 oracle_call_name(call), mode, pidns_mode_name(mode),
 		 alias ? "" : " on the unpatched kernel", unpriv ? "uid 1000" : "root",
-		 SUBSETS, accepted, refused, mismatches);
+		 SUBSETS, accepted, forks, execs, refused, mismatches);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	int modes[] = { PIDNS_OFF, PIDNS_WARN, PIDNS_ENFORCE };
-	int start_mode = pidns_mode_read(), nmodes = 3, m, u, call;
-	bool alias = start_mode != PIDNS_ABSENT;
+	int modes[] = { PIDNS_OFF, PIDNS_WARN, PIDNS_ENFORCE, PIDNS_STAGE };
+	int start_mode, nmodes = 4, m, u, call;
 	struct nstarget targets[2];
+	bool alias;
+	size_t i;
 	FILE *f;
 
+	/* The new image of child_report()'s execve(): it ran, that is all. */
+	if (argc > 1 && !strcmp(argv[1], EXEC_PROBE))
+		_exit(EXEC_PROBE_OK);
+
+	start_mode = pidns_mode_read();
+	alias = start_mode != PIDNS_ABSENT;
 	printf("TAP version 13\n");
+	for (i = 0; i < ns_flags_count; i++)
+		if (ns_flags[i].nsfile && !strcmp(ns_flags[i].nsfile, "pid"))
+			ix_pid = (int)i;
+	if (ix_pid < 0) {
+		printf("Bail out! the flag table lacks pid\n");
+		return 1;
+	}
 	res = shared_alloc(sizeof(*res));
 	/* Debian's switch for unprivileged user namespaces must be on. */
 	f = fopen("/proc/sys/kernel/unprivileged_userns_clone", "re");

@@ -1,22 +1,57 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Random flag words, bounded: clone3() (random flags, struct sizes and
- * fields), unshare() and setns() (pidfds and namespace fds of coupled
- * targets, random nstype) in enforce mode. On every success the new task
- * (the clone3 child, or the next child of the unsharer or joiner) must
- * obey the invariant of the policy: if its PID namespace is not its
- * parent's, none of its mount, IPC and network namespaces is its
- * parent's. A counterexample is printed with its call number and flag
- * word; the run is reproducible from the seed it prints.
+ * Random flag words, bounded, and random sequences of calls, in two parts.
  *
- * Kernel command line: pidns.fuzz_calls=N (default 100000),
- * pidns.fuzz_seed=S (default: from getrandom()), pidns.fuzz_first=I
- * (start at call I, to replay one call with pidns.fuzz_calls=1).
+ * 1. Random calls: clone3() (random flags, struct sizes and fields),
+ *    unshare() and setns() (pidfds and namespace fds of coupled targets,
+ *    random nstype), each from the worker's initial state, in enforce (2)
+ *    or stage (3) mode, drawn for each batch. In enforce mode the new task
+ *    (the clone3 child, or the next child of the unsharer or joiner) must
+ *    obey the invariant of the same-call rule: if its PID namespace is not
+ *    its parent's, none of its mount, IPC and network namespaces is its
+ *    parent's. In a new PID namespace it also runs the execve() probe
+ *    below (every time in stage mode, where that is the only rule; one
+ *    call in four in enforce mode).
  *
- * Calls run in batches in a worker process, which dies and is replaced
- * after every successful unshare() or setns() (they change it). A quarter
- * of the batches run as uid 1000. The targets are created in enforce mode,
- * so every PID namespace that can be joined is coupled.
+ * 2. Chains: a process (root, or uid 1000 for a quarter of them) in a
+ *    random mode (0 to 3) makes a random sequence of clone()/clone3() and
+ *    fork() (going on in the child), unshare(), setns() by namespace fd
+ *    and by pidfd (of the targets, the test, the chain's own processes
+ *    and namespaces, saved along the way), mode changes, and execve()
+ *    probes: by itself, or by a child it forks.
+ *
+ * The execve() probe is the state invariant of kernel.pidns_coupling: no
+ * task that runs a program in a PID namespace other than the initial one,
+ * in mode 2 or 3, in a PID namespace made in mode 2 or 3, has a mount, IPC
+ * or network namespace that belongs to a PID namespace outside its own.
+ * Userspace cannot read the owner, so the test knows it by construction:
+ * every namespace that a call creates is recorded in memory shared by all
+ * (a memfd, which the new image of execve() maps again), with the PID
+ * namespace that its creator's children are born into
+ * (/proc/self/ns/pid_for_children) as owner, and every PID namespace with
+ * its parent and the mode it was made in; the guest's initial namespaces
+ * belong to the initial PID namespace. A probe execs this program, whose
+ * new image reads its /proc/self/ns inodes, judges them from the record,
+ * and counts; an execve() that fails is judged by the caller. Both
+ * directions count: an execve() that runs where the state says EPERM is a
+ * counterexample, and so is an EPERM where the state says it may run.
+ * In mode 0 the probes must reach the unsafe state at least once (the
+ * check has teeth), and in modes 2 and 3 they must run in a judged PID
+ * namespace at least once each (it does not pass vacuously).
+ *
+ * Kernel command line: pidns.fuzz_calls=N (default 100000; a quarter of
+ * them, or pidns.fuzz_steps=M, are chain steps), pidns.fuzz_seed=S
+ * (default: from getrandom()), pidns.fuzz_first=I (start the random calls
+ * at call I, to replay one call with pidns.fuzz_calls=1
+ * pidns.fuzz_steps=0), pidns.fuzz_chain=K (start the chains at chain K,
+ * to replay one up to step L with pidns.fuzz_calls=L pidns.fuzz_steps=L;
+ * each counterexample prints its own).
+ *
+ * Random calls run in batches in a worker process, which dies and is
+ * replaced after every successful unshare() or setns() (they change it).
+ * A quarter of the batches run as uid 1000. The targets are created in
+ * enforce mode, so every PID namespace of part 1 that can be joined is
+ * coupled.
  *
  * Flags that would make the new task share the worker's memory, stack or
  * TLS, or not be its child (CLONE_VM, CLONE_SIGHAND, CLONE_THREAD,
@@ -27,11 +62,15 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -54,11 +93,92 @@
 #define LIST_MAX	20
 #define NTARGETS	3
 #define NSFDS		4	/* pid, mnt, ipc, net files of each target */
+#define NSREC_MAX	16384	/* namespaces recorded (a power of 2) */
+#define POOL_MAX	48	/* fds a chain can setns() to */
+#define HISTORY		240	/* a chain's steps, as text */
+#define CHAIN_SECS	60	/* a chain that takes longer hung */
+#define PROBE_ARG	"--exec-probe"
 
 enum call { FUZZ_CLONE3, FUZZ_UNSHARE, FUZZ_SETNS, FUZZ_CALLS };
 static const char *const call_name[] = { "clone3", "unshare", "setns" };
 
-/* Shared between the driver and the workers. */
+/* The steps of a chain (part 2). */
+enum step { STEP_UNSHARE, STEP_CLONE, STEP_FORK, STEP_SETNS_FD,
+	    STEP_SETNS_PIDFD, STEP_PROBE, STEP_EXEC, STEP_SAVE, STEP_MODE,
+	    STEP_N };
+static const char *const step_name[STEP_N] = {
+	"unshare", "clone", "fork", "setns(fd)", "setns(pidfd)",
+	"fork+execve", "execve", "save fds", "mode",
+};
+/* Out of 32, how often each step is drawn. */
+static const int step_weight[STEP_N] = { 6, 4, 3, 5, 4, 4, 2, 2, 2 };
+
+/*
+ * The namespaces whose owners are recorded, as /proc/self/ns names them;
+ * NST_PIDC is pid_for_children, and in a chain's pool NST_PIDFD a pidfd.
+ */
+enum nstype { NST_PID, NST_MNT, NST_IPC, NST_NET, NST_PIDC, NST_N,
+	      NST_PIDFD = NST_N };
+static const char *const nst_file[NST_N] = {
+	"pid", "mnt", "ipc", "net", "pid_for_children",
+};
+static const uint64_t nst_flag[NST_N] = {
+	CLONE_NEWPID, CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWPID,
+};
+
+/* A task's namespaces by inode, indexed by enum nstype. */
+struct view {
+	uint64_t ino[NST_N];
+};
+
+/*
+ * What the test knows of a namespace, recorded when a call created it. A
+ * live namespace keeps its inode and pins its owner (a mount, IPC or
+ * network namespace holds its PID namespace, a PID namespace its parent),
+ * so the record of a namespace that a task has is never stale: an inode
+ * is recorded again only once it has been freed and reused.
+ */
+struct nsrec {
+	uint64_t ino;		/* 0: a free slot */
+	uint64_t owner;		/* PID namespace (pid: its parent; 0: none) */
+	int type;		/* NST_PID, NST_MNT, NST_IPC or NST_NET */
+	int mode;		/* pid: the mode it was made in */
+};
+
+/* What the execve() probe and its new image exit with. */
+enum {
+	PROBE_OWN = 20,		/* it ran; every namespace is the task's own */
+	PROBE_FOREIGN,		/* it ran with a foreign one, as allowed */
+	PROBE_REFUSED,		/* EPERM, as the state says */
+	PROBE_VIOLATED,		/* it ran where the state says EPERM */
+	PROBE_OVERREFUSED,	/* EPERM where the state says it may run */
+	PROBE_FAILED,		/* another error */
+	PROBE_UNTRACKED,	/* a namespace the test did not see created */
+	PROBE_END
+};
+static const char *const probe_name[] = {
+	"ran", "ran with a foreign namespace", "refused",
+	"ran, but the state says EPERM", "EPERM, but the state says it may run",
+	"failed", "a namespace was not recorded",
+};
+
+/* Where a probe was: the call of part 1 or the chain of part 2. */
+struct where {
+	int kind;		/* enum call, or FUZZ_CALLS for a chain */
+	int step;		/* chain: its steps so far */
+	uint64_t call;		/* the call, or the chain */
+	uint64_t flags;		/* the call's flags */
+	char history[HISTORY];	/* chain: its steps */
+};
+
+/* A counterexample of the state invariant. */
+struct example {
+	struct where w;
+	int code, err, mode, born;
+	uint64_t pid, foreign;
+};
+
+/* Shared between the driver, the workers, the chains and the probes. */
 struct state {
 	uint64_t next;			/* the call a worker should do next */
 	uint64_t calls[FUZZ_CALLS];
@@ -70,12 +190,33 @@ struct state {
 		uint64_t call, flags;
 		int kind, detail;
 	} list[LIST_MAX];
+
+	int mode;			/* kernel.pidns_coupling, as last set */
+	uint64_t host_pid;		/* the initial PID namespace */
+	uint64_t steps, steps_end;	/* chain steps made, and to make */
+	uint64_t chains, chain_ok[STEP_N], chain_calls[STEP_N];
+	uint64_t chain_einval;		/* fork, clone or probe fork: EINVAL */
+	uint64_t exec_ran[4];		/* in a non-initial PID ns, by mode */
+	uint64_t exec_foreign[4];	/* of them, with a foreign namespace */
+	uint64_t exec_judged[4];	/* in a PID ns made in mode 2 or 3 */
+	uint64_t exec_refused[4];
+	uint64_t predates;		/* ran in 2/3, foreign: PID ns of 0/1 */
+	uint64_t bad[PROBE_END - PROBE_OWN];
+	uint64_t nsrec_full, fake_next;
+	struct example bad_list[2][LIST_MAX];	/* of part 1, of part 2 */
+	uint64_t nbad[2];
+	struct where pending;		/* the probe in execve(), for its image */
+	struct nsrec ns[NSREC_MAX];
 };
 
 static struct state *st;
 static uint64_t seed;
+static int memfd = -1;			/* st, for the probe's new image */
 static int pidfds[NTARGETS], nsfds[NTARGETS * NSFDS];
+static int hostfds[NST_NET + 1], selfpidfd;
+static int req_rd = -1, req_wr = -1, ack_rd = -1, ack_wr = -1;
 static ino_t host[NS_MAX];
+static struct view hostv;
 
 /* The namespace entries of ns_flags[] that the invariant looks at. */
 static int ix_pid = -1, ix_mnt = -1, ix_ipc = -1, ix_net = -1;
@@ -132,6 +273,295 @@ static uint64_t random_flags(uint64_t *r, int kind)
 	}
 }
 
+/* The record of @ino, or (@add) the free slot for it; NULL if none. */
+static struct nsrec *nsrec_find(uint64_t ino, bool add)
+{
+	size_t i, h = ino & (NSREC_MAX - 1);
+
+	for (i = 0; i < NSREC_MAX; i++) {
+		struct nsrec *e = &st->ns[(h + i) & (NSREC_MAX - 1)];
+		uint64_t at = __atomic_load_n(&e->ino, __ATOMIC_ACQUIRE);
+
+		if (at == ino)
+			return e;
+		if (!at)
+			return add ? e : NULL;
+	}
+	return NULL;
+}
+
+/*
+ * Record namespace @ino of @type, owned by @owner (for a PID namespace:
+ * its parent, and @mode the mode it was made in).
+ */
+static void nsrec_note(uint64_t ino, int type, uint64_t owner, int mode)
+{
+	struct nsrec *e = nsrec_find(ino, true);
+
+	if (!e) {
+		__atomic_fetch_add(&st->nsrec_full, 1, __ATOMIC_SEQ_CST);
+		return;
+	}
+	e->type = type;
+	e->owner = owner;
+	e->mode = mode;
+	__atomic_store_n(&e->ino, ino, __ATOMIC_RELEASE);
+}
+
+/*
+ * /proc/self/ns/pid_for_children cannot be read until the PID namespace
+ * that unshare(CLONE_NEWPID) made has its init. Until then the test calls
+ * it by a number of its own (above any inode), and gives its records the
+ * real inode as soon as a process sees it: the first child born there, or
+ * the unsharer after that child. A setns() that moves the unsharer's
+ * pid_for_children elsewhere first leaves it with the made-up number, as
+ * a PID namespace that never has a task: what it owns is foreign to
+ * every other. The numbers start again with each worker and chain, once
+ * the processes that knew the old ones are gone.
+ */
+static uint64_t pidc_fake;		/* this process's pid_for_children */
+static uint64_t fake_was, fake_is;	/* the last one given its inode */
+
+static void pidc_settle(uint64_t real)
+{
+	struct nsrec *f = nsrec_find(pidc_fake, false);
+	size_t i;
+
+	if (f)
+		nsrec_note(real, NST_PID, f->owner, f->mode);
+	for (i = 0; i < NSREC_MAX; i++)
+		if (st->ns[i].ino && st->ns[i].owner == pidc_fake)
+			st->ns[i].owner = real;
+	fake_was = pidc_fake;
+	fake_is = real;
+	pidc_fake = 0;
+}
+
+/* What @ino is now: the real inode of a made-up one that was settled. */
+static uint64_t unfake(uint64_t ino)
+{
+	return ino && ino == fake_was ? fake_is : ino;
+}
+
+/* The caller's namespaces, and settle its pid_for_children if it can. */
+static int view_read(struct view *v)
+{
+	char path[48];
+	struct stat s;
+	int i;
+
+	for (i = 0; i < NST_N; i++) {
+		snprintf(path, sizeof(path), "/proc/self/ns/%s", nst_file[i]);
+		if (stat(path, &s) == 0) {
+			v->ino[i] = s.st_ino;
+		} else if (i == NST_PIDC) {
+			if (!pidc_fake)
+				pidc_fake = 1ULL << 62 |
+					__atomic_add_fetch(&st->fake_next, 1,
+							   __ATOMIC_SEQ_CST);
+			v->ino[i] = pidc_fake;
+		} else {
+			return -1;
+		}
+	}
+	if (pidc_fake && v->ino[NST_PIDC] != pidc_fake)
+		pidc_settle(v->ino[NST_PIDC]);
+	return 0;
+}
+
+/* A successful setns() that may have moved pid_for_children. */
+static void pidc_moved(void)
+{
+	pidc_fake = 0;
+}
+
+/*
+ * A clone child (@now) records what its clone created, against its parent
+ * (@parent): a PID namespace other than the parent's pid_for_children is
+ * new, its parent that one; the mount, IPC and network namespaces that
+ * differ are new and belong to the child's pid_for_children, which is
+ * what the clone set.
+ */
+static void note_clone(const struct view *parent, const struct view *now)
+{
+	uint64_t pidc = unfake(parent->ino[NST_PIDC]);
+	int i;
+
+	if (now->ino[NST_PID] != pidc)
+		nsrec_note(now->ino[NST_PID], NST_PID, pidc, st->mode);
+	for (i = NST_MNT; i <= NST_NET; i++)
+		if (now->ino[i] != parent->ino[i])
+			nsrec_note(now->ino[i], i, now->ino[NST_PIDC],
+				   st->mode);
+}
+
+/*
+ * The caller of unshare() records what it created: a new pid_for_children,
+ * a child of its own PID namespace, and new mount, IPC and network
+ * namespaces, which belong to the pid_for_children after the call.
+ */
+static void note_unshare(const struct view *was, const struct view *now)
+{
+	int i;
+
+	if (now->ino[NST_PIDC] != was->ino[NST_PIDC])
+		nsrec_note(now->ino[NST_PIDC], NST_PID, now->ino[NST_PID],
+			   st->mode);
+	for (i = NST_MNT; i <= NST_NET; i++)
+		if (now->ino[i] != was->ino[i])
+			nsrec_note(now->ino[i], i, now->ino[NST_PIDC],
+				   st->mode);
+}
+
+/* The state of a task, from the record. */
+struct judgment {
+	uint64_t pid;		/* its PID namespace */
+	uint64_t foreign;	/* CLONE_NEWNS, NEWIPC, NEWNET not its own */
+	int born;		/* the mode its PID namespace was made in */
+	int mode;		/* kernel.pidns_coupling now */
+	bool initial;		/* in the initial PID namespace: not judged */
+	bool untracked;		/* a namespace without a record */
+	bool refuse;		/* execve() must get EPERM */
+};
+
+/* Whether PID namespace @owner is @pid or below it. */
+static bool owns(uint64_t pid, uint64_t owner, bool *untracked)
+{
+	int depth;
+
+	for (depth = 0; depth < 64 && owner; depth++) {
+		struct nsrec *e;
+
+		if (owner == pid)
+			return true;
+		e = nsrec_find(owner, false);
+		if (!e || e->type != NST_PID) {
+			*untracked = true;
+			return false;
+		}
+		owner = e->owner;
+	}
+	return false;
+}
+
+static void judge(const struct view *v, struct judgment *j)
+{
+	struct nsrec *p;
+	int i;
+
+	memset(j, 0, sizeof(*j));
+	j->pid = v->ino[NST_PID];
+	j->mode = st->mode;
+	j->initial = j->pid == st->host_pid;
+	if (j->initial)
+		return;
+	p = nsrec_find(j->pid, false);
+	if (!p || p->type != NST_PID) {
+		j->untracked = true;
+		return;
+	}
+	j->born = p->mode;
+	for (i = NST_MNT; i <= NST_NET; i++) {
+		struct nsrec *e = nsrec_find(v->ino[i], false);
+
+		if (!e || e->type != i)
+			j->untracked = true;
+		else if (!owns(j->pid, e->owner, &j->untracked))
+			j->foreign |= nst_flag[i];
+	}
+	j->refuse = j->mode >= PIDNS_ENFORCE && j->born >= PIDNS_ENFORCE &&
+		    j->foreign;
+}
+
+/* Count a probe that is not what the state says, with @w and @j. */
+static int probe_bad(int code, int err, const struct where *w,
+		     const struct judgment *j)
+{
+	int part = w->kind == FUZZ_CALLS;
+	uint64_t n;
+
+	__atomic_fetch_add(&st->bad[code - PROBE_OWN], 1, __ATOMIC_SEQ_CST);
+	n = __atomic_fetch_add(&st->nbad[part], 1, __ATOMIC_SEQ_CST);
+	if (n < LIST_MAX) {
+		struct example *x = &st->bad_list[part][n];
+
+		x->w = *w;
+		x->code = code;
+		x->err = err;
+		x->mode = j->mode;
+		x->born = j->born;
+		x->pid = j->pid;
+		x->foreign = j->foreign;
+	}
+	return code;
+}
+
+/*
+ * The new image of a probe's execve(): judge the namespaces it runs with.
+ * It prints nothing (its stdout is the TAP stream).
+ */
+static int probe_main(const char *fd)
+{
+	struct judgment j;
+	struct view v;
+	int m;
+
+	st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE, MAP_SHARED,
+		  atoi(fd), 0);
+	if (st == MAP_FAILED)
+		return PROBE_FAILED;
+	if (view_read(&v) < 0) {
+		memset(&j, 0, sizeof(j));
+		return probe_bad(PROBE_FAILED, errno, &st->pending, &j);
+	}
+	judge(&v, &j);
+	if (j.initial)
+		return PROBE_OWN;
+	if (j.untracked)
+		return probe_bad(PROBE_UNTRACKED, 0, &st->pending, &j);
+	m = j.mode & 3;
+	__atomic_fetch_add(&st->exec_ran[m], 1, __ATOMIC_SEQ_CST);
+	if (j.born >= PIDNS_ENFORCE)
+		__atomic_fetch_add(&st->exec_judged[m], 1, __ATOMIC_SEQ_CST);
+	if (!j.foreign)
+		return PROBE_OWN;
+	__atomic_fetch_add(&st->exec_foreign[m], 1, __ATOMIC_SEQ_CST);
+	if (j.refuse)
+		return probe_bad(PROBE_VIOLATED, 0, &st->pending, &j);
+	if (j.mode >= PIDNS_ENFORCE)
+		__atomic_fetch_add(&st->predates, 1, __ATOMIC_SEQ_CST);
+	return PROBE_FOREIGN;
+}
+
+/*
+ * The probe: execve() this program in the caller's state, for
+ * probe_main() to judge. Returns only if execve() failed: what that says.
+ */
+static int exec_probe(const struct where *w)
+{
+	char fd[16], *argv[] = { "fuzz", PROBE_ARG, fd, NULL };
+	struct judgment j;
+	struct view v;
+	int err;
+
+	memset(&j, 0, sizeof(j));
+	if (view_read(&v) < 0)
+		return probe_bad(PROBE_FAILED, errno, w, &j);
+	judge(&v, &j);
+	st->pending = *w;
+	snprintf(fd, sizeof(fd), "%d", memfd);
+	execv("/proc/self/exe", argv);
+	err = errno;
+	if (j.untracked)
+		return probe_bad(PROBE_UNTRACKED, err, w, &j);
+	if (err != EPERM)
+		return probe_bad(PROBE_FAILED, err, w, &j);
+	if (!j.refuse)
+		return probe_bad(PROBE_OVERREFUSED, err, w, &j);
+	__atomic_fetch_add(&st->exec_refused[j.mode & 3], 1, __ATOMIC_SEQ_CST);
+	return PROBE_REFUSED;
+}
+
 static bool invariant_holds(const ino_t *ns, const ino_t *parent)
 {
 	if (ns[ix_pid] == parent[ix_pid])
@@ -152,20 +582,36 @@ static void record(uint64_t call, uint64_t flags, int kind, int detail)
 	}
 }
 
-/* What the new task's check exits with. */
+/* What the new task's check exits with, besides the probe's PROBE_*. */
 enum { CHECK_SAME_PIDNS = 10, CHECK_NEW_PIDNS, CHECK_VIOLATED, CHECK_UNREADABLE };
 
-/* The new task: check the invariant against @parent. */
-static void child_check(const ino_t *parent)
+/*
+ * The new task: check the invariant of the same-call rule against @parent
+ * (@same_call: in enforce mode), and, in a new PID namespace, run the probe
+ * (in stage mode always, else one call in four). @created: a clone3 child,
+ * whose new namespaces the clone made.
+ */
+static void child_check(const ino_t *parent, bool created, bool same_call,
+			const struct where *w)
 {
 	ino_t ns[NS_MAX];
+	struct view v;
 
 	ns_read("self", ns);
 	if (!ns[ix_pid] || !ns[ix_mnt] || !ns[ix_ipc] || !ns[ix_net])
 		_exit(CHECK_UNREADABLE);
-	if (!invariant_holds(ns, parent))
+	if (ns[ix_pid] == parent[ix_pid])
+		_exit(CHECK_SAME_PIDNS);
+	if (created) {
+		if (view_read(&v) < 0)
+			_exit(CHECK_UNREADABLE);
+		note_clone(&hostv, &v);
+	}
+	if (same_call && !invariant_holds(ns, parent))
 		_exit(CHECK_VIOLATED);
-	_exit(ns[ix_pid] == parent[ix_pid] ? CHECK_SAME_PIDNS : CHECK_NEW_PIDNS);
+	if (st->mode == PIDNS_STAGE || w->call % 4 == 0)
+		_exit(exec_probe(w));
+	_exit(CHECK_NEW_PIDNS);
 }
 
 /* Count the check's verdict, or record a counterexample. */
@@ -173,7 +619,8 @@ static void checked(uint64_t call, uint64_t flags, int kind, int status)
 {
 	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 
-	if (code == CHECK_NEW_PIDNS)
+	/* A probe that went wrong is a counterexample of its own. */
+	if (code == CHECK_NEW_PIDNS || (code >= PROBE_OWN && code < PROBE_END))
 		st->new_pidns[kind]++;
 	else if (code != CHECK_SAME_PIDNS)
 		record(call, flags, kind, code);
@@ -189,6 +636,7 @@ static void fuzz_clone3(uint64_t call, uint64_t *r, const ino_t *self)
 		struct clone_args a;
 		uint64_t tail[4];
 	} args;
+	struct where w = { .kind = FUZZ_CLONE3, .call = call };
 	size_t size;
 	pid_t pid;
 	int sig, status, i;
@@ -224,13 +672,14 @@ static void fuzz_clone3(uint64_t call, uint64_t *r, const ino_t *self)
 	case 4: size = sizeof(args); break;	/* bigger, zero tail */
 	default: size = sizeof(args.a); break;
 	}
+	w.flags = args.a.flags;
 
 	st->calls[FUZZ_CLONE3]++;
 	pid = (pid_t)syscall(SYS_clone3, &args, size);
 	if (pid < 0)
 		return;
 	if (pid == 0)
-		child_check(self);
+		child_check(self, true, st->mode == PIDNS_ENFORCE, &w);
 	st->accepted[FUZZ_CLONE3]++;
 	if ((args.a.flags & CLONE_PIDFD) && scratch[0] > 2)
 		close(scratch[0]);
@@ -247,11 +696,20 @@ static void fuzz_clone3(uint64_t call, uint64_t *r, const ino_t *self)
  */
 static void after_success(uint64_t call, uint64_t flags, int kind, const ino_t *self)
 {
+	struct where w = { .kind = kind, .call = call, .flags = flags };
+	struct view now;
 	pid_t pid;
 	int status;
 
 	st->accepted[kind]++;
 	st->next = call + 1;
+	if (kind == FUZZ_UNSHARE) {
+		if (view_read(&now) < 0) {
+			record(call, flags, kind, CHECK_UNREADABLE);
+			_exit(0);
+		}
+		note_unshare(&hostv, &now);
+	}
 	pid = fork();
 	if (pid < 0) {
 		if (errno == EINVAL)
@@ -261,7 +719,7 @@ static void after_success(uint64_t call, uint64_t flags, int kind, const ino_t *
 		_exit(0);
 	}
 	if (pid == 0)
-		child_check(self);
+		child_check(self, false, st->mode == PIDNS_ENFORCE, &w);
 	if (waitpid(pid, &status, 0) < 0)
 		record(call, flags, kind, -errno);
 	else
@@ -318,6 +776,437 @@ static void worker(uint64_t first, uint64_t end, bool unpriv)
 	_exit(0);
 }
 
+/* Set kernel.pidns_coupling (or bail out), and tell the probes. */
+static void mode_now(int mode)
+{
+	set_mode(mode);
+	st->mode = mode;
+}
+
+/*
+ * Part 2: the chains. A chain process keeps what it can setns() to in a
+ * pool of fds, inherited by the processes that go on with the chain.
+ */
+
+#define CHAIN_BROKEN	3	/* a chain process could not go on */
+
+struct chain {
+	uint64_t r;
+	bool unpriv;
+	int len, done, npool, nfixed;
+	struct {
+		int fd, type;	/* enum nstype (never NST_PIDC), or NST_PIDFD */
+	} pool[POOL_MAX];
+	struct where w;
+};
+
+static void hist(struct chain *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Append a step to the chain's history (its end is kept if too long). */
+static void hist(struct chain *c, const char *fmt, ...)
+{
+	char *h = c->w.history;
+	size_t len = strlen(h), room = HISTORY - 1;
+	char buf[64];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n + 1 >= sizeof(buf))
+		n = (int)sizeof(buf) - 1;
+	if (len + (size_t)n + 1 > room) {
+		size_t cut = len + (size_t)n + 1 - room;
+
+		memmove(h, h + cut, len - cut + 1);
+		len -= cut;
+		h[0] = '.';
+	}
+	snprintf(h + len, HISTORY - len, "%s%s", len ? " " : "", buf);
+}
+
+/* The flags of @flags as nsclone's option letters ("pmin"), or "0". */
+static const char *letters(uint64_t flags, char *buf, size_t len)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < ns_flags_count && n + 1 < len; i++)
+		if (flags & ns_flags[i].bit)
+			buf[n++] = ns_flags[i].opt;
+	if (!n && len > 1)
+		buf[n++] = '0';
+	buf[n] = '\0';
+	return buf;
+}
+
+/* Random namespace flags, CLONE_NEWPID and the coupled three often. */
+static uint64_t chain_flags(struct chain *c)
+{
+	uint64_t flags = 0;
+	size_t i;
+
+	for (i = 0; i < ns_flags_count; i++) {
+		uint64_t bit = ns_flags[i].bit;
+		unsigned int p = 15;
+
+		if (bit == CLONE_NEWPID)
+			p = 45;
+		else if (bit & (CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET))
+			p = 35;
+		else if (bit == CLONE_NEWCONTAINER)
+			p = 8;
+		else if (bit == CLONE_NEWUSER && c->unpriv)
+			p = 60;
+		if (splitmix(&c->r) % 100 < p)
+			flags |= bit;
+	}
+	return flags;
+}
+
+static int chain_count(enum step s, bool ok)
+{
+	__atomic_fetch_add(&st->chain_calls[s], 1, __ATOMIC_SEQ_CST);
+	if (ok)
+		__atomic_fetch_add(&st->chain_ok[s], 1, __ATOMIC_SEQ_CST);
+	return ok;
+}
+
+/*
+ * The chain goes on in the child: the parent waits for it and ends with
+ * it. A status that says something broke (a signal, CHAIN_BROKEN) goes up
+ * to the driver; the status of a probe's image that replaced a process
+ * of the chain is the end of the chain.
+ */
+static void __attribute__((noreturn)) chain_handover(pid_t pid)
+{
+	int status = ns_wait(pid);
+
+	if (status < 0 || status >= 128 || status == CHAIN_BROKEN)
+		_exit(status < 0 ? CHAIN_BROKEN : status);
+	_exit(0);
+}
+
+/* A fork that failed: EINVAL is the state check at fork. */
+static void fork_failed(struct chain *c, const char *what, int err)
+{
+	if (err == EINVAL)
+		__atomic_fetch_add(&st->chain_einval, 1, __ATOMIC_SEQ_CST);
+	hist(c, "%s!%d", what, err);
+}
+
+static void step_unshare(struct chain *c)
+{
+	uint64_t flags = chain_flags(c);
+	struct view was, now;
+	char l[16];
+	bool ok;
+
+	if (view_read(&was) < 0)
+		_exit(CHAIN_BROKEN);
+	ok = syscall(SYS_unshare, (unsigned long)flags) == 0;
+	if (!chain_count(STEP_UNSHARE, ok)) {
+		hist(c, "u:%s!%d", letters(flags, l, sizeof(l)), errno);
+		return;
+	}
+	if (view_read(&now) < 0)
+		_exit(CHAIN_BROKEN);
+	note_unshare(&was, &now);
+	hist(c, "u:%s", letters(flags, l, sizeof(l)));
+}
+
+static void step_clone(struct chain *c)
+{
+	uint64_t flags = chain_flags(c);
+	bool legacy = splitmix(&c->r) % 4 == 0;
+	struct view parent, now;
+	char l[16];
+	pid_t pid;
+
+	/* In clone()'s flags these two bits are the exit signal. */
+	if (legacy)
+		flags &= ~(uint64_t)(CLONE_NEWTIME | CLONE_NEWCONTAINER);
+	if (view_read(&parent) < 0)
+		_exit(CHAIN_BROKEN);
+	pid = ns_clone(legacy, flags, NULL);
+	if (!chain_count(STEP_CLONE, pid >= 0)) {
+		fork_failed(c, legacy ? "c" : "c3", errno);
+		return;
+	}
+	if (pid > 0)
+		chain_handover(pid);
+	if (view_read(&now) < 0)
+		_exit(CHAIN_BROKEN);
+	note_clone(&parent, &now);
+	hist(c, "%s:%s", legacy ? "c" : "c3", letters(flags, l, sizeof(l)));
+}
+
+static void step_fork(struct chain *c)
+{
+	pid_t pid = fork();
+	struct view v;
+
+	if (!chain_count(STEP_FORK, pid >= 0)) {
+		fork_failed(c, "f", errno);
+		return;
+	}
+	if (pid > 0)
+		chain_handover(pid);
+	/* Born in the unsharer's new PID namespace: settle its inode. */
+	if (view_read(&v) < 0)
+		_exit(CHAIN_BROKEN);
+	hist(c, "f");
+}
+
+/* A random entry of the pool whose type is (@pidfd) or is not NST_PIDFD. */
+static int pool_pick(struct chain *c, bool pidfd)
+{
+	int i, n = 0, pick[POOL_MAX];
+
+	for (i = 0; i < c->npool; i++)
+		if ((c->pool[i].type == NST_PIDFD) == pidfd)
+			pick[n++] = i;
+	return n ? pick[splitmix(&c->r) % (uint64_t)n] : -1;
+}
+
+static void step_setns_fd(struct chain *c)
+{
+	int i = pool_pick(c, false), type, nstype;
+	bool ok;
+
+	if (i < 0)
+		return;
+	type = c->pool[i].type;
+	nstype = splitmix(&c->r) % 2 ? (int)nst_flag[type] : 0;
+	ok = syscall(SYS_setns, c->pool[i].fd, nstype) == 0;
+	if (ok && type == NST_PID)
+		pidc_moved();
+	if (!chain_count(STEP_SETNS_FD, ok))
+		hist(c, "s:%s#%d%s!%d", nst_file[type], i, nstype ? "" : "/0", errno);
+	else
+		hist(c, "s:%s#%d%s", nst_file[type], i, nstype ? "" : "/0");
+}
+
+static void step_setns_pidfd(struct chain *c)
+{
+	uint64_t flags = chain_flags(c);
+	int i = pool_pick(c, true);
+	char l[16];
+	bool ok;
+
+	if (i < 0)
+		return;
+	if (!flags)
+		flags = CLONE_NEWPID;
+	ok = syscall(SYS_setns, c->pool[i].fd, (int)flags) == 0;
+	if (ok && (flags & (CLONE_NEWPID | CLONE_NEWCONTAINER)))
+		pidc_moved();
+	if (!chain_count(STEP_SETNS_PIDFD, ok))
+		hist(c, "S:%s#%d!%d", letters(flags, l, sizeof(l)), i, errno);
+	else
+		hist(c, "S:%s#%d", letters(flags, l, sizeof(l)), i);
+}
+
+/*
+ * execve() by a child of the chain process, which is born in its
+ * pid_for_children, or by the chain process itself: only in a PID
+ * namespace other than the initial one, where execve() is judged.
+ */
+static void step_probe(struct chain *c, bool self)
+{
+	struct view v;
+	pid_t pid;
+	int code;
+
+	if (view_read(&v) < 0)
+		_exit(CHAIN_BROKEN);
+	if (v.ino[self ? NST_PID : NST_PIDC] == st->host_pid) {
+		hist(c, "%s-", self ? "X" : "x");
+		return;
+	}
+	c->w.step = c->done;
+	if (self) {
+		chain_count(STEP_EXEC, true);
+		hist(c, "X");
+		code = exec_probe(&c->w);
+		hist(c, "=%d", code);
+		return;
+	}
+	pid = fork();
+	if (!chain_count(STEP_PROBE, pid >= 0)) {
+		fork_failed(c, "x", errno);
+		return;
+	}
+	if (pid == 0) {
+		hist(c, "x");
+		_exit(exec_probe(&c->w));
+	}
+	hist(c, "x=%d", ns_wait(pid));
+}
+
+/* Keep fds of the caller's namespaces and a pidfd of it in the pool. */
+static void step_save(struct chain *c)
+{
+	static const int types[] = {
+		NST_PID, NST_PIDC, NST_MNT, NST_IPC, NST_NET, NST_PIDFD,
+	};
+	char path[48];
+	size_t t;
+
+	chain_count(STEP_SAVE, true);
+	for (t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+		int fd, i, type = types[t];
+
+		if (type == NST_PIDFD) {
+			fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+		} else {
+			snprintf(path, sizeof(path), "/proc/self/ns/%s", nst_file[type]);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+		}
+		if (fd < 0)
+			continue;
+		if (c->npool < POOL_MAX) {
+			i = c->npool++;
+		} else {
+			i = c->nfixed + (int)(splitmix(&c->r) %
+					      (uint64_t)(POOL_MAX - c->nfixed));
+			close(c->pool[i].fd);
+		}
+		/* pid_for_children is a PID namespace file too. */
+		c->pool[i].fd = fd;
+		c->pool[i].type = type == NST_PIDC ? NST_PID : type;
+	}
+	hist(c, "w");
+}
+
+/* Ask the driver for another mode, and wait until it is set. */
+static void step_mode(struct chain *c)
+{
+	unsigned char mode = (unsigned char)(splitmix(&c->r) % 4), ack;
+
+	chain_count(STEP_MODE, true);
+	if (write(req_wr, &mode, 1) != 1 || read(ack_rd, &ack, 1) != 1)
+		_exit(CHAIN_BROKEN);
+	hist(c, "m%d", mode);
+}
+
+/* The next chain step, if any is left of the budget. */
+static bool chain_step_left(void)
+{
+	if (__atomic_fetch_add(&st->steps, 1, __ATOMIC_SEQ_CST) < st->steps_end)
+		return true;
+	__atomic_fetch_sub(&st->steps, 1, __ATOMIC_SEQ_CST);
+	return false;
+}
+
+static void __attribute__((noreturn)) chain_run(struct chain *c)
+{
+	int s, w;
+
+	setpgid(0, 0);
+	if (c->unpriv)
+		become_user(1000);
+	for (; c->done < c->len && chain_step_left(); c->done++) {
+		w = (int)(splitmix(&c->r) % 32);
+		for (s = 0; s < STEP_N - 1 && w >= step_weight[s]; s++)
+			w -= step_weight[s];
+		switch (s) {
+		case STEP_UNSHARE: step_unshare(c); break;
+		case STEP_CLONE: step_clone(c); break;
+		case STEP_FORK: step_fork(c); break;
+		case STEP_SETNS_FD: step_setns_fd(c); break;
+		case STEP_SETNS_PIDFD: step_setns_pidfd(c); break;
+		case STEP_PROBE: step_probe(c, false); break;
+		case STEP_EXEC: step_probe(c, true); break;
+		case STEP_SAVE: step_save(c); break;
+		default: step_mode(c); break;
+		}
+	}
+	_exit(0);
+}
+
+/*
+ * Run chain @pid until it ends, setting the modes it asks for: its status,
+ * or -1 if it hung (then it is killed, with its process group).
+ */
+static int chain_serve(pid_t pid)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0), status = -1;
+	time_t end = time(NULL) + CHAIN_SECS;
+	unsigned char mode;
+
+	for (;;) {
+		struct pollfd p[2] = {
+			{ .fd = pidfd, .events = POLLIN },
+			{ .fd = req_rd, .events = POLLIN },
+		};
+		time_t now = time(NULL);
+
+		if (now >= end || poll(p, 2, (int)(end - now) * 1000) == 0) {
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			break;
+		}
+		if (p[1].revents & POLLIN) {
+			if (read(req_rd, &mode, 1) == 1) {
+				mode_now(mode);
+				if (write(ack_wr, &mode, 1) != 1) {
+					printf("Bail out! cannot answer a chain\n");
+					exit(1);
+				}
+			}
+			continue;
+		}
+		if (p[0].revents & (POLLIN | POLLHUP) || pidfd < 0) {
+			status = ns_wait(pid);
+			break;
+		}
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	/* What a chain killed mid-request left in the pipes. */
+	while (read(req_rd, &mode, 1) == 1)
+		;
+	for (;;) {
+		struct pollfd p = { .fd = ack_rd, .events = POLLIN };
+
+		if (poll(&p, 1, 0) <= 0 || read(ack_rd, &mode, 1) != 1)
+			break;
+	}
+	return status;
+}
+
+static void chain_start(struct chain *c, uint64_t index)
+{
+	int i, j;
+
+	memset(c, 0, sizeof(*c));
+	c->r = seed ^ 0xa0761d6478bd642fULL ^ (index * 0xe7037ed1a0b428dbULL);
+	c->unpriv = index % 4 == 3;
+	c->len = 4 + (int)(splitmix(&c->r) % 29);
+	c->w.kind = FUZZ_CALLS;
+	c->w.call = index;
+	for (i = NST_PID; i <= NST_NET; i++) {
+		c->pool[c->npool].fd = hostfds[i];
+		c->pool[c->npool++].type = i;
+	}
+	c->pool[c->npool].fd = selfpidfd;
+	c->pool[c->npool++].type = NST_PIDFD;
+	for (i = 0; i < NTARGETS; i++) {
+		c->pool[c->npool].fd = pidfds[i];
+		c->pool[c->npool++].type = NST_PIDFD;
+		for (j = 0; j < NSFDS; j++) {
+			c->pool[c->npool].fd = nsfds[i * NSFDS + j];
+			c->pool[c->npool++].type = j;	/* pid, mnt, ipc, net */
+		}
+	}
+	c->nfixed = c->npool;
+}
+
 static void on_alarm(int sig)
 {
 	(void)sig;
@@ -348,13 +1237,61 @@ static void control(void)
 {
 	pid_t pid;
 
-	set_mode(PIDNS_OFF);
+	mode_now(PIDNS_OFF);
 	fflush(stdout);
 	pid = ns_clone(0, CLONE_NEWPID, NULL);
 	if (pid == 0)
-		child_check(host);
+		child_check(host, true, true,
+			    &(struct where){ .kind = FUZZ_CLONE3 });
 	tap_case(pid > 0 && ns_wait(pid) == CHECK_VIOLATED,
 		 "control: the check catches clone3(CLONE_NEWPID) made in mode 0");
+}
+
+/*
+ * The controls of the probe: unshare(CLONE_NEWPID) and a fork leave the
+ * fork's child with the outside's mount, IPC and network namespaces. By
+ * the record, its execve() runs with foreign namespaces in mode 0 and is
+ * refused in mode 3, and the kernel must agree.
+ */
+static void control_probe(int mode, int want)
+{
+	struct where w = { .kind = FUZZ_UNSHARE, .call = (uint64_t)-1,
+			   .flags = CLONE_NEWPID };
+	struct view was, now;
+	pid_t pid;
+	int status;
+
+	mode_now(mode);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		if (view_read(&was) < 0 ||
+		    syscall(SYS_unshare, (unsigned long)CLONE_NEWPID) < 0 ||
+		    view_read(&now) < 0)
+			_exit(1);
+		note_unshare(&was, &now);
+		pid = fork();
+		if (pid == 0)
+			_exit(exec_probe(&w));
+		_exit(pid < 0 ? 2 : ns_wait(pid));
+	}
+	status = pid > 0 ? ns_wait(pid) : -1;
+	tap_case(status == want,
+		 "control: mode %d: execve() after unshare(CLONE_NEWPID) and fork: %s (status %d, want %d)",
+		 mode, status >= PROBE_OWN && status < PROBE_END ?
+		 probe_name[status - PROBE_OWN] : "?", status, want);
+}
+
+/* Forget what the controls counted: the fuzzer must find it alone. */
+static void stats_reset(void)
+{
+	memset(st->exec_ran, 0, sizeof(st->exec_ran));
+	memset(st->exec_foreign, 0, sizeof(st->exec_foreign));
+	memset(st->exec_judged, 0, sizeof(st->exec_judged));
+	memset(st->exec_refused, 0, sizeof(st->exec_refused));
+	memset(st->bad, 0, sizeof(st->bad));
+	st->predates = 0;
+	memset(st->nbad, 0, sizeof(st->nbad));
 }
 
 static void start_targets(void)
@@ -363,7 +1300,6 @@ static void start_targets(void)
 		0, CLONE_NEWUSER | CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_NEWTIME,
 		CLONE_NEWUTS,
 	};
-	static const char *const files[NSFDS] = { "pid", "mnt", "ipc", "net" };
 	static struct target t[NTARGETS];
 	char path[64];
 	int i, j;
@@ -372,22 +1308,179 @@ static void start_targets(void)
 		target_start(&t[i], CLONE_NEWCONTAINER | extra[i], NULL);
 		pidfds[i] = t[i].pidfd;
 		for (j = 0; j < NSFDS; j++) {
-			snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)t[i].pid, files[j]);
+			struct stat s;
+
+			snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)t[i].pid,
+				 nst_file[j]);
 			nsfds[i * NSFDS + j] = open(path, O_RDONLY | O_CLOEXEC);
-			if (nsfds[i * NSFDS + j] < 0) {
+			if (nsfds[i * NSFDS + j] < 0 ||
+			    fstat(nsfds[i * NSFDS + j], &s) < 0) {
 				printf("Bail out! open %s: %s\n", path, strerror(errno));
 				exit(1);
 			}
+			/*
+			 * Made at once by clone3(CLONE_NEWCONTAINER): the
+			 * mount, IPC and network namespaces are the new PID
+			 * namespace's, a child of the initial one.
+			 */
+			if (j == NST_PID)
+				nsrec_note(s.st_ino, NST_PID,
+					   hostv.ino[NST_PID], st->mode);
+			else
+				nsrec_note(s.st_ino, j, t[i].ns[ix_pid],
+					   st->mode);
 		}
 	}
 }
 
-int main(void)
+/*
+ * The shared state, in a memfd that the probes' new images map again,
+ * with the initial namespaces recorded (their owner: the initial PID
+ * namespace, which has no parent), and the fds the chains start with.
+ */
+static void state_init(void)
 {
-	uint64_t calls, first, end, batch, total = 0, accepted = 0;
-	int hung = 0, died = 0, c;
-	size_t i;
+	int i, p[2], q[2];
+	char path[48];
+
+	memfd = (int)syscall(SYS_memfd_create, "pidns-fuzz", 0);
+	if (memfd < 0 || ftruncate(memfd, sizeof(*st)) < 0) {
+		printf("Bail out! memfd: %s\n", strerror(errno));
+		exit(1);
+	}
+	st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE, MAP_SHARED,
+		  memfd, 0);
+	if (st == MAP_FAILED || view_read(&hostv) < 0) {
+		printf("Bail out! mmap or /proc/self/ns: %s\n", strerror(errno));
+		exit(1);
+	}
+	st->mode = pidns_mode_read();
+	st->host_pid = hostv.ino[NST_PID];
+	nsrec_note(hostv.ino[NST_PID], NST_PID, 0, PIDNS_OFF);
+	for (i = NST_MNT; i <= NST_NET; i++)
+		nsrec_note(hostv.ino[i], i, hostv.ino[NST_PID], PIDNS_OFF);
+	for (i = NST_PID; i <= NST_NET; i++) {
+		snprintf(path, sizeof(path), "/proc/self/ns/%s", nst_file[i]);
+		hostfds[i] = open(path, O_RDONLY | O_CLOEXEC);
+		if (hostfds[i] < 0) {
+			printf("Bail out! open %s: %s\n", path, strerror(errno));
+			exit(1);
+		}
+	}
+	selfpidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	if (selfpidfd < 0 || pipe2(p, O_CLOEXEC) < 0 ||
+	    pipe2(q, O_CLOEXEC) < 0) {
+		printf("Bail out! pidfd_open or pipe: %s\n", strerror(errno));
+		exit(1);
+	}
+	req_rd = p[0];
+	req_wr = p[1];
+	ack_rd = q[0];
+	ack_wr = q[1];
+	fcntl(req_rd, F_SETFL, O_NONBLOCK);
+}
+
+static void report(uint64_t calls, uint64_t steps, int hung, int died)
+{
+	uint64_t total = 0, accepted = 0, chain_ok = 0;
 	char buf[256];
+	size_t i;
+	int c, m;
+
+	for (c = 0; c < FUZZ_CALLS; c++) {
+		total += st->calls[c];
+		accepted += st->accepted[c];
+		tap_case(st->calls[c] > 0 && st->new_pidns[c] > 0,
+			 "%s: %llu calls, %llu accepted, %llu of them with a new PID namespace",
+			 call_name[c], (unsigned long long)st->calls[c],
+			 (unsigned long long)st->accepted[c],
+			 (unsigned long long)st->new_pidns[c]);
+	}
+	for (c = 0; c < STEP_N; c++) {
+		chain_ok += st->chain_ok[c];
+		tap_diag("chain step %s: %llu made, %llu succeeded", step_name[c],
+			 (unsigned long long)st->chain_calls[c],
+			 (unsigned long long)st->chain_ok[c]);
+	}
+	tap_case(total + st->steps == calls && st->steps == steps,
+		 "%llu calls made, as asked: %llu random calls (%llu accepted, %llu forks after unshare/setns refused), %llu steps in %llu chains (%llu succeeded, %llu forks and clones failed with EINVAL)",
+		 (unsigned long long)(total + st->steps), (unsigned long long)total,
+		 (unsigned long long)accepted, (unsigned long long)st->fork_refused,
+		 (unsigned long long)st->steps, (unsigned long long)st->chains,
+		 (unsigned long long)chain_ok,
+		 (unsigned long long)st->chain_einval);
+	for (i = 0; i < LIST_MAX && i < st->violations; i++)
+		tap_diag("counterexample: call %llu, %s flags %s (%#llx), check status %d (12: shares a namespace, 13: unreadable, <0: -errno)",
+			 (unsigned long long)st->list[i].call, call_name[st->list[i].kind],
+			 ns_flags_str(st->list[i].flags, "|", "|", buf, sizeof(buf)),
+			 (unsigned long long)st->list[i].flags, st->list[i].detail);
+	tap_case(st->violations == 0,
+		 "invariant: in enforce mode a new PID namespace never shares mount, IPC or network (%llu counterexamples, seed %#llx)",
+		 (unsigned long long)st->violations, (unsigned long long)seed);
+
+	for (m = 0; m < 4; m++)
+		tap_diag("mode %d (%s): execve() in a non-initial PID namespace: %llu ran (%llu in one made in mode 2 or 3, %llu with a foreign namespace), %llu refused",
+			 m, pidns_mode_name(m), (unsigned long long)st->exec_ran[m],
+			 (unsigned long long)st->exec_judged[m],
+			 (unsigned long long)st->exec_foreign[m],
+			 (unsigned long long)st->exec_refused[m]);
+	for (i = 0; i < 2 * LIST_MAX; i++) {
+		const struct example *x = &st->bad_list[i / LIST_MAX][i % LIST_MAX];
+
+		if (i % LIST_MAX >= st->nbad[i / LIST_MAX])
+			continue;
+		if (x->w.kind == FUZZ_CALLS)
+			tap_diag("state counterexample: chain %llu, step %d: %s (errno %d); mode %d, pid:[%llu] made in mode %d, foreign %s; steps: %s (replay: pidns.fuzz_seed=%#llx pidns.fuzz_chain=%llu pidns.fuzz_calls=%d pidns.fuzz_steps=%d)",
+				 (unsigned long long)x->w.call, x->w.step,
+				 probe_name[x->code - PROBE_OWN], x->err, x->mode,
+				 (unsigned long long)x->pid, x->born,
+				 ns_flags_str(x->foreign, "|", "|", buf, sizeof(buf)),
+				 x->w.history, (unsigned long long)seed,
+				 (unsigned long long)x->w.call, x->w.step + 1,
+				 x->w.step + 1);
+		else
+			tap_diag("state counterexample: call %llu, %s flags %#llx: %s (errno %d); mode %d, pid:[%llu] made in mode %d, foreign %s (replay: pidns.fuzz_seed=%#llx pidns.fuzz_first=%llu pidns.fuzz_calls=1 pidns.fuzz_steps=0)",
+				 (unsigned long long)x->w.call, call_name[x->w.kind],
+				 (unsigned long long)x->w.flags,
+				 probe_name[x->code - PROBE_OWN], x->err, x->mode,
+				 (unsigned long long)x->pid, x->born,
+				 ns_flags_str(x->foreign, "|", "|", buf, sizeof(buf)),
+				 (unsigned long long)seed,
+				 (unsigned long long)x->w.call);
+	}
+	tap_case(!st->bad[PROBE_VIOLATED - PROBE_OWN] &&
+		 st->exec_judged[PIDNS_ENFORCE] > 0 && st->exec_judged[PIDNS_STAGE] > 0,
+		 "state invariant: no execve() ran in mode 2 or 3 in a PID namespace made in mode 2 or 3 with a mount, IPC or network namespace of a PID namespace outside it (%llu counterexamples; %llu such execve() ran in mode 2, %llu in mode 3, %llu with a foreign namespace in a PID namespace that predates the mode)",
+		 (unsigned long long)st->bad[PROBE_VIOLATED - PROBE_OWN],
+		 (unsigned long long)st->exec_judged[PIDNS_ENFORCE],
+		 (unsigned long long)st->exec_judged[PIDNS_STAGE],
+		 (unsigned long long)st->predates);
+	tap_case(!st->bad[PROBE_OVERREFUSED - PROBE_OWN] &&
+		 !st->bad[PROBE_FAILED - PROBE_OWN],
+		 "execve() refused only where the state says so (%llu refused with EPERM as expected; %llu EPERM otherwise, %llu other errors)",
+		 (unsigned long long)(st->exec_refused[0] + st->exec_refused[1] +
+				      st->exec_refused[2] + st->exec_refused[3]),
+		 (unsigned long long)st->bad[PROBE_OVERREFUSED - PROBE_OWN],
+		 (unsigned long long)st->bad[PROBE_FAILED - PROBE_OWN]);
+	tap_case(!st->bad[PROBE_UNTRACKED - PROBE_OWN] && !st->nsrec_full,
+		 "every namespace of a probe was recorded when it was created (%llu not, %llu records lost to a full table)",
+		 (unsigned long long)st->bad[PROBE_UNTRACKED - PROBE_OWN],
+		 (unsigned long long)st->nsrec_full);
+	tap_case(st->exec_foreign[PIDNS_OFF] > 0,
+		 "mode 0 reaches the unsafe state: %llu execve() ran with a foreign mount, IPC or network namespace",
+		 (unsigned long long)st->exec_foreign[PIDNS_OFF]);
+	tap_case(!hung && !died, "no worker or chain hung (%d) or died (%d)", hung, died);
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t calls, steps, first, end, batch, chain;
+	int hung = 0, died = 0;
+	size_t i;
+
+	/* The new image of a probe's execve(). */
+	if (argc > 2 && !strcmp(argv[1], PROBE_ARG))
+		return probe_main(argv[2]);
 
 	printf("TAP version 13\n");
 	for (i = 0; i < ns_flags_count; i++) {
@@ -412,23 +1505,34 @@ int main(void)
 		seed = (uint64_t)time(NULL);
 	seed = cmdline_u64("pidns.fuzz_seed=", seed);
 	calls = cmdline_u64("pidns.fuzz_calls=", 100000);
+	steps = cmdline_u64("pidns.fuzz_steps=", calls / 4);
+	if (steps > calls)
+		steps = calls;
 	first = cmdline_u64("pidns.fuzz_first=", 0);
-	end = first + calls;
-	st = shared_alloc(sizeof(*st));
+	chain = cmdline_u64("pidns.fuzz_chain=", 0);
+	end = first + calls - steps;
 	ns_read("self", host);
+	state_init();
 	control();
-	set_mode(PIDNS_ENFORCE);
+	control_probe(PIDNS_OFF, PROBE_FOREIGN);
+	control_probe(PIDNS_STAGE, PROBE_REFUSED);
+	stats_reset();
+	mode_now(PIDNS_ENFORCE);
 	start_targets();
-	tap_diag("seed %#llx, calls %llu..%llu (replay: pidns.fuzz_seed=%#llx pidns.fuzz_first=I pidns.fuzz_calls=1)",
-		 (unsigned long long)seed, (unsigned long long)first,
-		 (unsigned long long)end - 1, (unsigned long long)seed);
+	tap_diag("seed %#llx: %llu random calls from call %llu in modes 2 and 3, then %llu chain steps from chain %llu in modes 0 to 3 (replay call I: pidns.fuzz_seed=%#llx pidns.fuzz_first=I pidns.fuzz_calls=1 pidns.fuzz_steps=0)",
+		 (unsigned long long)seed, (unsigned long long)(calls - steps),
+		 (unsigned long long)first, (unsigned long long)steps,
+		 (unsigned long long)chain, (unsigned long long)seed);
 
 	for (st->next = first; st->next < end;) {
-		uint64_t at = st->next;
+		uint64_t at = st->next, r;
 		pid_t pid;
 		int status;
 
 		batch = at / BATCH;
+		r = seed ^ (batch * 0x9fb21c651e98df25ULL);
+		mode_now(splitmix(&r) % 2 ? PIDNS_STAGE : PIDNS_ENFORCE);
+		st->fake_next = 0;
 		fflush(stdout);
 		pid = fork();
 		if (pid == 0)
@@ -448,27 +1552,38 @@ int main(void)
 		}
 	}
 
-	for (c = 0; c < FUZZ_CALLS; c++) {
-		total += st->calls[c];
-		accepted += st->accepted[c];
-		tap_case(st->calls[c] > 0 && st->new_pidns[c] > 0,
-			 "%s: %llu calls, %llu accepted, %llu of them with a new PID namespace",
-			 call_name[c], (unsigned long long)st->calls[c],
-			 (unsigned long long)st->accepted[c],
-			 (unsigned long long)st->new_pidns[c]);
+	st->steps_end = steps;
+	for (; st->steps < st->steps_end; chain++) {
+		struct chain c;
+		uint64_t was = st->steps;
+		pid_t pid;
+		int status;
+
+		chain_start(&c, chain);
+		mode_now((int)(splitmix(&c.r) % 4));
+		st->chains++;
+		st->fake_next = 0;
+		fflush(stdout);
+		pid = fork();
+		if (pid == 0)
+			chain_run(&c);
+		status = pid < 0 ? CHAIN_BROKEN : chain_serve(pid);
+		if (status < 0) {
+			hung++;
+			tap_diag("chain %llu hung at step %llu", (unsigned long long)chain,
+				 (unsigned long long)(st->steps - was));
+		} else if (status != 0) {
+			died++;
+			tap_diag("chain %llu died at step %llu (status %d)",
+				 (unsigned long long)chain,
+				 (unsigned long long)(st->steps - was), status);
+		}
+		if (st->steps == was)
+			break;	/* a chain that made no step: never loop */
 	}
-	tap_case(total == calls, "%llu calls made, as asked (%llu accepted, %llu forks after unshare/setns refused)",
-		 (unsigned long long)total, (unsigned long long)accepted,
-		 (unsigned long long)st->fork_refused);
-	for (i = 0; i < LIST_MAX && i < st->violations; i++)
-		tap_diag("counterexample: call %llu, %s flags %s (%#llx), check status %d (12: shares a namespace, 13: unreadable, <0: -errno)",
-			 (unsigned long long)st->list[i].call, call_name[st->list[i].kind],
-			 ns_flags_str(st->list[i].flags, "|", "|", buf, sizeof(buf)),
-			 (unsigned long long)st->list[i].flags, st->list[i].detail);
-	tap_case(st->violations == 0,
-		 "invariant: a new PID namespace never shares mount, IPC or network (%llu counterexamples, seed %#llx)",
-		 (unsigned long long)st->violations, (unsigned long long)seed);
-	tap_case(!hung && !died, "no worker hung (%d) or died (%d)", hung, died);
+
+	report(calls, steps, hung, died);
+	mode_now(PIDNS_ENFORCE);
 	tap_plan_end();
 	return tap_failed ? 1 : 0;
 }

@@ -26,7 +26,7 @@ try() { (echo "$1" >"$2") 2>&1 && echo ok; }
 
 if [ -z "$booted_locked" ]; then
 	output "unlocked at boot" "0" -- cat $L
-	for v in 0 1 2 0; do
+	for v in 0 1 2 3 0; do
 		output "unlocked: root sets the mode to $v" "ok" -- try $v $M
 	done
 	refuse "unlocked: 0 cannot be written to the lock (only 1)" "Invalid argument" -- \
@@ -51,7 +51,7 @@ fi
 
 output "locked: the lock reads 1" "1" -- cat $L
 output "locked: the mode is $at" "$at" -- cat $M
-for v in 0 1 2; do
+for v in 0 1 2 3; do
 	[ "$v" = "$at" ] && continue
 	refuse "locked: root cannot set the mode to $v" "Invalid argument" -- \
 		sh -c "echo $v >$M"
@@ -63,12 +63,15 @@ refuse "locked: root of uid 1000's user namespace cannot write the mode" "Permis
 	su -s /bin/sh user -c "/usr/bin/unshare -U -r sh -c 'echo 0 >$M'"
 refuse "locked: root in a user namespace of its own cannot write the mode" "Operation not permitted" -- \
 	/usr/bin/unshare -U --map-user=0 --map-group=0 sh -c "echo 0 >$M"
-other=$(((at + 1) % 3))
+other=$(((at + 1) % 4))
 refuse "locked: root in a container (new mount, PID, IPC, net namespaces, /proc mounted anew) cannot change it to $other" "Invalid argument" -- \
 	/usr/bin/unshare -p -m -i -n -f --mount-proc sh -c "echo $other >$M"
 output "locked: the mode is still $at" "$at" -- cat $M
 if [ "$at" = 2 ]; then
 	refuse "locked at 2: CLONE_NEWPID alone is refused" "Invalid argument" -- \
+		/usr/bin/unshare --pid --fork true
+elif [ "$at" = 3 ]; then
+	refuse "locked at 3: CLONE_NEWPID alone cannot execve" "Operation not permitted" -- \
 		/usr/bin/unshare --pid --fork true
 else
 	output "locked at $at: CLONE_NEWPID alone runs" "1" -- \

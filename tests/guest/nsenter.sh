@@ -48,7 +48,7 @@ refuse "enforce: bwrap --pidns --unshare-pid --unshare-ipc --unshare-net is refu
 mode 1
 output "warn: nsenter -t N --pid is allowed" "ok" -- $NS -t "$n" --pid echo ok
 check "warn: and logged with the missing namespaces" -- \
-	sh -c 'dmesg | grep -E "pidns_coupling: nsenter\[[0-9]+\]: fork into a joined PID namespace outside its init.s CLONE_NEWNS CLONE_NEWIPC CLONE_NEWNET: allowed"'
+	sh -c 'dmesg | grep -E "pidns_coupling: nsenter\[[0-9]+\]: fork into pid:\[[0-9]+\] with mnt:\[[0-9]+\] of pid:\[[0-9]+\] ipc:\[[0-9]+\] of pid:\[[0-9]+\] net:\[[0-9]+\] of pid:\[[0-9]+\]: allowed"'
 
 mode 0
 output "off: nsenter -t N --pid works" "ok" -- $NS -t "$n" --pid echo ok

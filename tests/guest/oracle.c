@@ -25,6 +25,9 @@
 		   CLONE_NEWUTS | CLONE_NEWUSER | CLONE_NEWCGROUP | \
 		   (uint64_t)CLONE_NEWTIME)
 
+/* policy.md, "The rule": what CLONE_NEWPID must come with */
+#define ORACLE_COUPLED	((uint64_t)(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET))
+
 const char *oracle_call_name(enum oracle_call call)
 {
 	static const char *const names[] = {
@@ -42,8 +45,56 @@ static struct oracle_verdict refuse(int err)
 	return (struct oracle_verdict){ .err = err };
 }
 
+/*
+ * kernel.rst, pidns_coupling: the state checks, for the new task of an
+ * accepted request. Only a task in a PID namespace other than the initial
+ * one is judged, so only a request with CLONE_NEWPID: the new task is in a
+ * new PID namespace (clone, clone3), or the caller's next child is born in
+ * a new one (unshare) or the target's (setns).
+ *
+ * "Every mount, IPC and network namespace belongs to the PID namespace
+ * that its creator's children were born into when it was created": those
+ * the request creates with CLONE_NEWPID belong to the new PID namespace,
+ * and the target's to its own, since it was made with all of them at once.
+ * The others stay the caller's, which "belong to the initial PID
+ * namespace". So the namespaces that are not the task's own are exactly
+ * the coupled ones that the request did not ask for.
+ */
+static void oracle_state(const struct oracle_case *c, struct oracle_verdict *v)
+{
+	uint64_t foreign = ORACLE_COUPLED & ~v->ns;
+	int born = c->call == ORACLE_SETNS ? c->target_mode : c->mode;
+	bool refused;
+
+	if (!(v->ns & CLONE_NEWPID) || !foreign)
+		return;
+	/*
+	 * Mode 0 judges nothing, mode 1 only logs; modes 2 and 3 refuse,
+	 * except for "a PID namespace created while the mode was 0 or 1":
+	 * its state "is only logged, as in mode 1".
+	 */
+	refused = c->mode >= 2 && born >= 2;
+	if (!refused)
+		return;
+	/*
+	 * "A fork into a PID namespace other than the parent's (after setns()
+	 * or unshare() of a PID namespace)": EINVAL. clone() and clone3()
+	 * with CLONE_NEWPID are judged by their flags alone. Stage mode does
+	 * not judge "the fork that gives a PID namespace its init": the one
+	 * after unshare(). The target of setns() has its init already.
+	 */
+	if (c->call == ORACLE_SETNS ||
+	    (c->call == ORACLE_UNSHARE && c->mode != 3)) {
+		v->fork_err = EINVAL;
+		return;
+	}
+	/* "execve() in a PID namespace other than the initial one": EPERM. */
+	v->exec_err = EPERM;
+}
+
 struct oracle_verdict oracle(const struct oracle_case *c)
 {
+	struct oracle_verdict v = { .err = 0 };
 	uint64_t flags = c->flags, want;
 
 	switch (c->call) {
@@ -91,11 +142,11 @@ struct oracle_verdict oracle(const struct oracle_case *c)
 	 * policy.md, "The rule": in enforce mode CLONE_NEWPID without all of
 	 * CLONE_NEWNS, CLONE_NEWIPC and CLONE_NEWNET is EINVAL, checked before
 	 * the permission check ("an unprivileged caller ... gets EINVAL").
-	 * Modes 0 and 1 accept it (1 only logs).
+	 * Modes 0 and 1 accept it (1 only logs); kernel.rst, pidns_coupling:
+	 * stage mode (3) drops "the rule on the flags of one call".
 	 */
 	if (c->alias && c->mode == 2 && (want & CLONE_NEWPID) &&
-	    (!(want & CLONE_NEWNS) || !(want & CLONE_NEWIPC) ||
-	     !(want & CLONE_NEWNET)))
+	    (want & ORACLE_COUPLED) != ORACLE_COUPLED)
 		return refuse(EINVAL);
 
 	/*
@@ -113,5 +164,8 @@ struct oracle_verdict oracle(const struct oracle_case *c)
 	if (c->unpriv && want && !(want & CLONE_NEWUSER))
 		return refuse(EPERM);
 
-	return (struct oracle_verdict){ .err = 0, .ns = want };
+	v.ns = want;
+	if (c->alias)
+		oracle_state(c, &v);
+	return v;
 }

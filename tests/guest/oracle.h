@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The verdict oracle: what a clone(), clone3(), unshare() or setns(pidfd)
- * request should do, from the documentation alone (docs/policy.md and the
- * man pages in docs/man2/ for the policy; clone(2), unshare(2), setns(2)
- * and user_namespaces(7) for the rules that were there before it).
+ * request should do, from the documentation alone (docs/policy.md, the
+ * man pages in docs/man2/ and the kernel's sysctl/kernel.rst, entry
+ * pidns_coupling, for the policy; clone(2), unshare(2), setns(2) and
+ * user_namespaces(7) for the rules that were there before it), and what
+ * the new task's fork and execve() then get from the policy's state checks.
  * It never asks the kernel anything.
  */
 #ifndef ORACLE_H
@@ -23,9 +25,14 @@ enum oracle_call {
 struct oracle_case {
 	enum oracle_call call;
 	uint64_t flags;		/* the flag word as passed */
-	int mode;		/* kernel.pidns_coupling: 0, 1 or 2 */
+	int mode;		/* kernel.pidns_coupling: 0, 1, 2 or 3 */
 	bool alias;		/* the kernel has CLONE_NEWCONTAINER (patched) */
 	bool unpriv;		/* uid 1000 without capabilities, not root */
+	/*
+	 * setns: the mode in which the target's namespaces were made, all at
+	 * once (clone3() with CLONE_NEWPID, NEWNS, NEWIPC and NEWNET).
+	 */
+	int target_mode;
 };
 
 struct oracle_verdict {
@@ -37,6 +44,17 @@ struct oracle_verdict {
 	 * unshare, the target's for setns. All others are the caller's.
 	 */
 	uint64_t ns;
+	/*
+	 * unshare, setns: the errno of the caller's next fork() (0: it
+	 * succeeds), the state check at a fork into another PID namespace.
+	 */
+	int fork_err;
+	/*
+	 * The errno of an execve() by the new task (clone, clone3), or by the
+	 * child of that fork, in the state the request left it (0: it
+	 * succeeds). The state check at execve().
+	 */
+	int exec_err;
 };
 
 struct oracle_verdict oracle(const struct oracle_case *c);
