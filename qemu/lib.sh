@@ -341,28 +341,56 @@ build_selftests() {
 		mv "$out/kselftest/.pidns-built.new" "$out/kselftest/.pidns-built"
 }
 
+# The series' own selftest, tools/testing/selftests/pid_namespace/
+# pidns_coupling.c (the pristine tree has none: build_selftests cannot
+# build it), built statically from the patched tree of $KVER against its
+# uapi headers (build_kernel's "make headers") into
+# $COUPLING_SELFTEST/$KVER/kselftest/pid_namespace/. -Werror: it must
+# compile warning-free, and it is no Kbuild object for tests/host/lint.
+COUPLING_SELFTEST=$CACHE/selftest-coupling
+build_coupling_selftest() {
+	local out=$COUPLING_SELFTEST/$KVER
+	ensure_packages
+	prepare_tree
+	[ -f "$SRC/tools/testing/selftests/pid_namespace/pidns_coupling.c" ] ||
+		die "the $KVER series adds no tools/testing/selftests/pid_namespace/pidns_coupling.c"
+	mkdir -p "$out"
+	say "building the series' selftest (pid_namespace) in $out"
+	make -s -C "$SRC/tools/testing/selftests" TARGETS=pid_namespace O="$out" \
+		KHDR_INCLUDES="-isystem $OBJ/usr/include" USERCFLAGS="-Wall -Werror" \
+		USERLDFLAGS=-static >"$out.log" 2>&1 ||
+		{ tail -20 "$out.log" >&2; die "the series' selftest build failed (log: $out.log)"; }
+}
+
 # meson builds the launcher, the guest test programs and the initramfs,
 # against the headers of the first kernel version (or, before that one is
 # built, of the one qemu/run boots: the uapi the programs use is the same).
-# The selftest initramfs is built once the selftests are.
+# The selftest initramfs is built once the selftests are, and the series'
+# own selftest's (one per version) once it is built for every version.
 build_userspace() {
 	local versions headers=$CACHE/obj-${KVERS[0]}/usr/include
 	local selftests=$CACHE/selftests-${KVERS[0]}/kselftest
+	local coupling=$COUPLING_SELFTEST v
 	[ -d "$headers/linux" ] || headers=$CACHE/obj-$KVER/usr/include
 	[ -f "$selftests/.pidns-built" ] || selftests=
+	for v in "${KVERS[@]}"; do
+		[ -x "$coupling/$v/kselftest/pid_namespace/pidns_coupling" ] || coupling=
+	done
 	versions=$(IFS=,; echo "${KVERS[*]}")
 	say "building userspace and the initramfs in $MESON_BUILD"
 	if [ ! -f "$MESON_BUILD/build.ninja" ]; then
 		meson setup -Dkernel_headers="$headers" -Dstatic=true -Dwerror=true \
 			-Dkernel_versions="$versions" -Dselftests="$selftests" \
+			-Dcoupling_selftest="$coupling" \
 			"$MESON_BUILD" "$TOP" >"$BUILD/meson-setup.log" 2>&1 ||
 			{ tail -30 "$BUILD/meson-setup.log" >&2; die "meson setup failed (log: $BUILD/meson-setup.log)"; }
-	elif [ "$(cat "$MESON_BUILD/.pidns-kvers" 2>/dev/null)" != "$versions $selftests $headers" ]; then
+	elif [ "$(cat "$MESON_BUILD/.pidns-kvers" 2>/dev/null)" != "$versions $selftests $headers $coupling" ]; then
 		meson setup --reconfigure -Dkernel_headers="$headers" -Dkernel_versions="$versions" \
-			-Dselftests="$selftests" "$MESON_BUILD" "$TOP" >"$BUILD/meson-setup.log" 2>&1 ||
+			-Dselftests="$selftests" -Dcoupling_selftest="$coupling" \
+			"$MESON_BUILD" "$TOP" >"$BUILD/meson-setup.log" 2>&1 ||
 			{ tail -30 "$BUILD/meson-setup.log" >&2; die "meson setup --reconfigure failed (log: $BUILD/meson-setup.log)"; }
 	fi
-	echo "$versions $selftests $headers" >"$MESON_BUILD/.pidns-kvers"
+	echo "$versions $selftests $headers $coupling" >"$MESON_BUILD/.pidns-kvers"
 	meson compile -C "$MESON_BUILD" >&2 || die "meson compile failed"
 }
 
@@ -374,15 +402,16 @@ build_boot() {
 	build_userspace
 }
 
-# Every kernel version's guest kernel, the first version's vanilla flavour
-# and selftests (the comparisons run on 6.1), then userspace. With "long",
-# also every version's debug flavour.
+# Every kernel version's guest kernel and the series' own selftest, the
+# first version's vanilla flavour and selftests (the comparisons run on
+# 6.1), then userspace. With "long", also every version's debug flavour.
 build_all() {
 	local keep=$KVER v
 	mkdir -p "$BUILD"
 	for v in "${KVERS[@]}"; do
 		set_kver "$v"
 		build_kernel
+		build_coupling_selftest
 		if [ "$v" = "${KVERS[0]}" ]; then
 			build_flavour vanilla
 			build_selftests

@@ -313,7 +313,7 @@ static int userns_root_write(void)
 
 static void knob_cases(void)
 {
-	const char *bad[] = { "3", "-1", "abc", "99999999999" };
+	const char *bad[] = { "4", "-1", "abc", "99999999999" };
 	size_t i;
 	pid_t pid;
 	int status, r;
@@ -328,6 +328,9 @@ static void knob_cases(void)
 	r = write_sysctl("1");
 	tap_case(!r && pidns_mode_read() == PIDNS_WARN,
 		 "knob: root writes 1 and reads it back");
+	r = write_sysctl("3");
+	tap_case(!r && pidns_mode_read() == PIDNS_STAGE,
+		 "knob: root writes 3 (stage) and reads it back");
 	set_mode(PIDNS_ENFORCE);
 
 	fflush(stdout);

@@ -18,8 +18,10 @@ for i in 1 2 3; do /usr/bin/unshare --pid --fork true; done
 /bin/pidns-report --stats $T/trace >/tmp/table 2>&1
 tap $? "pidns-report reads the trace and the counts"
 sed 's/^/# /' /tmp/table
-output "unshare: 3 requests" "3" -- awk '$1 == "/usr/bin/unshare" { print $3 }' /tmp/table
-output "bwrap: 1 request" "1" -- awk '$1 == "/usr/bin/bwrap" { print $3 }' /tmp/table
+# Three verdicts a run of unshare (unshare, the init's fork, its execve()),
+# two of bwrap (clone, execve()).
+output "unshare: 3 runs, 9 verdicts" "9 unshare,join,exec" -- awk '$1 == "/usr/bin/unshare" { print $3, $7 }' /tmp/table
+output "bwrap: 1 run, 2 verdicts" "2 clone,exec" -- awk '$1 == "/usr/bin/bwrap" { print $3, $7 }' /tmp/table
 check "the record holds every event the kernel counted since boot" -- \
 	grep -q "^the record holds every event the kernel counted since boot$" /tmp/table
 tap_end

@@ -92,18 +92,24 @@ tap $st "trace-cmd report reads the record"
 tap $? "pidns-report reads trace-cmd's report"
 sed 's/^/# /' /tmp/table
 
-unshare_n=$((3 + BURST + 4))
-output "the report counts every unshare run: $unshare_n, none refused, by uids 0 and 1000" \
-	"$unshare_n 0 unshare 0,1000 CLONE_NEWNS,CLONE_NEWIPC,CLONE_NEWNET" -- row /tmp/table /usr/bin/unshare
-output "the report counts bwrap --unshare-pid twice, lacking IPC and net" \
-	"2 0 clone 0 CLONE_NEWIPC,CLONE_NEWNET" -- row /tmp/table /usr/bin/bwrap
-output "the report counts nsenter --pid's two joins, lacking all three" \
-	"2 0 join 0 CLONE_NEWNS,CLONE_NEWIPC,CLONE_NEWNET" -- row /tmp/table /usr/bin/nsenter
+# Each run is judged where the state is checked too: "unshare --pid
+# --fork true" is three verdicts (the unshare, the init's fork into the
+# new PID namespace with the outside's namespaces, a "join", and the init's
+# execve(), counted before the new program replaces unshare); a clone is
+# two (the clone and the child's execve()), a join by nsenter two (the
+# fork and the execve()).
+unshare_n=$((3 * (3 + BURST + 4)))
+output "the report counts every unshare run three times: $unshare_n, none refused, by uids 0 and 1000" \
+	"$unshare_n 0 unshare,join,exec 0,1000 CLONE_NEWNS,CLONE_NEWIPC,CLONE_NEWNET" -- row /tmp/table /usr/bin/unshare
+output "the report counts bwrap --unshare-pid twice (clone, exec), lacking IPC and net" \
+	"4 0 clone,exec 0 CLONE_NEWIPC,CLONE_NEWNET" -- row /tmp/table /usr/bin/bwrap
+output "the report counts nsenter --pid's two joins (fork, exec), lacking all three" \
+	"4 0 join,exec 0 CLONE_NEWNS,CLONE_NEWIPC,CLONE_NEWNET" -- row /tmp/table /usr/bin/nsenter
 # firejail asks for CLONE_NEWIPC as root (docs/compatibility.md).
-output "the report counts firejail once, lacking net" \
-	"1 0 clone 0 CLONE_NEWNET" -- row /tmp/table /usr/bin/firejail
-output "the report counts nsclone -p five times" \
-	"5 0 clone 0 CLONE_NEWNS,CLONE_NEWIPC,CLONE_NEWNET" -- row /tmp/table /bin/nsclone
+output "the report counts firejail once (clone, exec), lacking net" \
+	"2 0 clone,exec 0 CLONE_NEWNET" -- row /tmp/table /usr/bin/firejail
+output "the report counts nsclone -p five times (clone, exec)" \
+	"10 0 clone,exec 0 CLONE_NEWNS,CLONE_NEWIPC,CLONE_NEWNET" -- row /tmp/table /bin/nsclone
 check "the report names no other program" -- \
 	sh -c "head -1 /tmp/table | grep -q ' events from 5 programs'"
 check "the record holds every event the kernel counted since the baseline" -- \
@@ -143,7 +149,7 @@ tap $? "pidns-report reads tracefs's trace file"
 sed 's/^/# /' /tmp/table2
 output "the trace holds all 2000 of the flood" "2000 0 unshare 1000 CLONE_NEWNS,CLONE_NEWIPC,CLONE_NEWNET" -- \
 	row /tmp/table2 /tests/burst
-output "and root's request" "1 0 clone 0 CLONE_NEWNS,CLONE_NEWIPC,CLONE_NEWNET" -- \
+output "and root's request (clone, exec)" "2 0 clone,exec 0 CLONE_NEWNS,CLONE_NEWIPC,CLONE_NEWNET" -- \
 	row /tmp/table2 /bin/nsclone
 check "and every event the kernel counted" -- \
 	grep -q "^the record holds every event the kernel counted since the baseline$" /tmp/table2
