@@ -41,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -66,6 +67,7 @@ struct outcome {
 	int fork;	/* the fork into the other PID namespace */
 	int exec;	/* execve() in it */
 	int alive;	/* a refused execve() left its caller running */
+	int moved;	/* a refused setns() moved the caller's root or cwd */
 };
 
 static int exe_fd;	/* this program, for execve() anywhere */
@@ -174,7 +176,7 @@ static void run(void (*fn)(int), int arg, bool user)
 	pid_t pid;
 	int st;
 
-	*out = (struct outcome){ NONE, NONE, NONE, 0 };
+	*out = (struct outcome){ NONE, NONE, NONE, 0, 0 };
 	fflush(stdout);
 	pid = fork();
 	if (pid < 0) {
@@ -197,16 +199,17 @@ static bool check(const char *name, bool user, struct outcome want)
 	char a[4][16], b[4][16];
 	bool pass = out->setns == want.setns && out->fork == want.fork &&
 		    out->exec == want.exec &&
-		    (want.exec <= 0 || out->alive);
+		    (want.exec <= 0 || out->alive) && !out->moved;
 
 	tap_case(pass, "%s, %s, mode %d: setns %s, fork %s, exec %s%s", name,
 		 user ? "uid 1000 in a user namespace" : "root", mode,
 		 step(want.setns, a[0]), step(want.fork, a[1]),
 		 step(want.exec, a[2]), want.exec > 0 ? ", caller alive" : "");
 	if (!pass)
-		tap_diag("got: setns %s, fork %s, exec %s, alive %d",
+		tap_diag("got: setns %s, fork %s, exec %s, alive %d%s",
 			 step(out->setns, b[0]), step(out->fork, b[1]),
-			 step(out->exec, b[2]), out->alive);
+			 step(out->exec, b[2]), out->alive,
+			 out->moved ? ", and the refused setns() moved its root or cwd" : "");
 	return pass;
 }
 
@@ -235,7 +238,7 @@ static void seq_hole(int t)
 static struct outcome want_hole(void)
 {
 	/* The caller is in the initial PID namespace: its setns() is free. */
-	struct outcome w = { 0, 0, 0, 0 };
+	struct outcome w = { 0, 0, 0, 0, 0 };
 
 	if (mode == PIDNS_ENFORCE) {
 		w.fork = EINVAL;
@@ -263,9 +266,26 @@ static void seq_member(int t)
 	if (pid < 0)
 		_exit(95);
 	if (pid == 0) {
+		struct stat root, cwd, now_root, now_cwd;
+
+		/*
+		 * A working directory that only this mount namespace has:
+		 * a refused setns() must leave it (and the root) alone.
+		 */
+		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+		    mount("state", "/tmp", "tmpfs", 0, NULL) || chdir("/tmp") ||
+		    stat("/", &root) || stat(".", &cwd))
+			_exit(96);
 		out->setns = setns(fd, types[t % 3].flag) ? errno : 0;
-		if (out->setns)
+		if (out->setns) {
+			if (stat("/", &now_root) || stat(".", &now_cwd) ||
+			    now_root.st_dev != root.st_dev ||
+			    now_root.st_ino != root.st_ino ||
+			    now_cwd.st_dev != cwd.st_dev ||
+			    now_cwd.st_ino != cwd.st_ino)
+				out->moved = 1;
 			_exit(0);
+		}
 		try_exec();
 	}
 	if (wait_status(pid) == EXEC_OK)
@@ -274,7 +294,7 @@ static void seq_member(int t)
 
 static struct outcome want_member(void)
 {
-	struct outcome w = { 0, NONE, 0, 0 };
+	struct outcome w = { 0, NONE, 0, 0, 0 };
 
 	if (refuses()) {
 		w.setns = EPERM;
@@ -357,12 +377,12 @@ static void seq_join(int j)
 
 static struct outcome want_join(int j)
 {
-	struct outcome w = { 0, 0, 0, 0 };
+	struct outcome w = { 0, 0, 0, 0, 0 };
 
 	switch (j) {
 	case JOIN_PID_PIDFD:
 		if (mode == PIDNS_ENFORCE) {	/* the same-call rule */
-			w = (struct outcome){ EINVAL, NONE, NONE, 0 };
+			w = (struct outcome){ EINVAL, NONE, NONE, 0, 0 };
 			break;
 		}
 		/* fall through */
@@ -430,7 +450,7 @@ static void seq_leader(int unused)
 
 static struct outcome want_leader(void)
 {
-	struct outcome w = { 0, 0, 0, 0 };
+	struct outcome w = { 0, 0, 0, 0, 0 };
 
 	if (refuses()) {
 		w.fork = EINVAL;
@@ -491,10 +511,10 @@ static void seq_stage(int i)
 
 static struct outcome want_stage(bool isolated)
 {
-	struct outcome w = { NONE, 0, 0, 0 };
+	struct outcome w = { NONE, 0, 0, 0, 0 };
 
 	if (mode == PIDNS_ENFORCE)
-		w = (struct outcome){ NONE, EINVAL, NONE, 0 };
+		w = (struct outcome){ NONE, EINVAL, NONE, 0, 0 };
 	else if (mode == PIDNS_STAGE && !isolated)
 		w.exec = EPERM;
 	return w;
@@ -551,12 +571,12 @@ static void seq_unshare_pid(int joiner)
 
 static struct outcome want_unshare_pid(bool joiner)
 {
-	struct outcome w = { 0, 0, 0, 0 };
+	struct outcome w = { 0, 0, 0, 0, 0 };
 
 	if (mode == PIDNS_ENFORCE)
-		return (struct outcome){ EINVAL, NONE, NONE, 0 };
+		return (struct outcome){ EINVAL, NONE, NONE, 0, 0 };
 	if (joiner && mode == PIDNS_STAGE)
-		w = (struct outcome){ 0, EINVAL, NONE, 0 };
+		w = (struct outcome){ 0, EINVAL, NONE, 0, 0 };
 	return w;
 }
 
@@ -676,7 +696,7 @@ int main(int argc, char **argv)
 					 "predates: a PID namespace created uncoupled in mode %u execs",
 					 i);
 				run(seq_predates, i, false);
-				check(name, false, (struct outcome){ NONE, 0, 0, 0 });
+				check(name, false, (struct outcome){ NONE, 0, 0, 0, 0 });
 			}
 			tap_case(klog_has("its PID namespace predates it"),
 				 "mode %d: the log says the PID namespace predates the mode",
