@@ -450,7 +450,7 @@ qemu_accel() {
 # ends QEMU with 0 because of -no-reboot and panic=-1.
 qemu_args() {
 	local kernel=$1 initrd=$2 append=$3
-	printf '%s\n' -accel "$(qemu_accel)" -m 512M -smp 1 -nodefaults -no-reboot \
+	printf '%s\n' -accel "$(qemu_accel)" -m 512M -smp "${PIDNS_SMP:-1}" -nodefaults -no-reboot \
 		-display none -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 		-kernel "$kernel" -initrd "$initrd" \
 		-append "console=ttyS0 panic=-1 $append"
@@ -466,7 +466,7 @@ qemu_args() {
 # boot (as tests/run does). 2 GiB: podman and Chromium.
 qemu_hostroot_args() {
 	local kernel=$1 append=$2
-	printf '%s\n' -accel "$(qemu_accel)" -m 2G -smp 1 -nodefaults -no-reboot \
+	printf '%s\n' -accel "$(qemu_accel)" -m 2G -smp "${PIDNS_SMP:-1}" -nodefaults -no-reboot \
 		-display none -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 		-fsdev "local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap" \
 		-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
