@@ -445,12 +445,20 @@ qemu_accel() {
 	echo "$PIDNS_ACCEL"
 }
 
+# CPUs for -smp: $PIDNS_SMP (default 1), one per socket: without ACPI the
+# guest finds CPUs in SeaBIOS's MP table, which lists one processor per
+# socket (-smp 2 alone boots one CPU).
+qemu_smp() {
+	local n=${PIDNS_SMP:-1}
+	echo "$n,sockets=$n"
+}
+
 # Common QEMU arguments. The guest reports its exit status through the
 # isa-debug-exit device (QEMU exits with status*2+1); a panic or reboot
 # ends QEMU with 0 because of -no-reboot and panic=-1.
 qemu_args() {
 	local kernel=$1 initrd=$2 append=$3
-	printf '%s\n' -accel "$(qemu_accel)" -m 512M -smp "${PIDNS_SMP:-1}" -nodefaults -no-reboot \
+	printf '%s\n' -accel "$(qemu_accel)" -m 512M -smp "$(qemu_smp)" -nodefaults -no-reboot \
 		-display none -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 		-kernel "$kernel" -initrd "$initrd" \
 		-append "console=ttyS0 panic=-1 $append"
@@ -466,7 +474,7 @@ qemu_args() {
 # boot (as tests/run does). 2 GiB: podman and Chromium.
 qemu_hostroot_args() {
 	local kernel=$1 append=$2
-	printf '%s\n' -accel "$(qemu_accel)" -m 2G -smp "${PIDNS_SMP:-1}" -nodefaults -no-reboot \
+	printf '%s\n' -accel "$(qemu_accel)" -m 2G -smp "$(qemu_smp)" -nodefaults -no-reboot \
 		-display none -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 		-fsdev "local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap" \
 		-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
