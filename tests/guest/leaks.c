@@ -10,6 +10,13 @@
  *   - the namespaces alive (distinct /proc/PID/ns inodes) are the same;
  *   - with pidns.kmemleak=1 (the debug kernel), a kmemleak scan reports
  *     nothing new.
+ * The same checks cover the state checks' refusals (patch 8), made in
+ * stage mode, n / 10 of each: execve() by an init that shares the host's
+ * namespaces (EPERM, before the point of no return); setns() back to the
+ * host's mount namespace alone (whose refusal drops a temporary
+ * fs_struct), IPC and network namespaces by a member of a coupled
+ * container (EPERM); and a second fork by an unsharer into its PID
+ * namespace, whose init shares nothing with it (EINVAL).
  * Kernel command line: pidns.refusals=N (default 100000).
  */
 #include <dirent.h>
@@ -229,6 +236,133 @@ static long refusals(long n, const struct target *t, int pidns_fd)
 	return wrong;
 }
 
+/* @n calls of @what by this process, each refused with @err: how many were not. */
+static long refused_n(long n, int err, long (*what)(void *), void *arg)
+{
+	long i, bad = 0;
+
+	for (i = 0; i < n; i++) {
+		long r = what(arg);
+
+		if (r > 0)
+			waitpid((pid_t)r, NULL, 0);
+		if (r >= 0 || errno != err)
+			bad++;
+	}
+	return bad;
+}
+
+/* An execve() that runs: this program again, which exits at once with 7. */
+static long do_exec(void *arg)
+{
+	static char *const argv[] = { "leaks", "--exit", NULL };
+
+	(void)arg;
+	execve("/proc/self/exe", argv, environ);
+	return -1;
+}
+
+static long do_setns(void *arg)
+{
+	const int *fd = arg;
+
+	return syscall(SYS_setns, fd[0], fd[1]);
+}
+
+static long do_fork(void *arg)
+{
+	pid_t pid = fork();
+
+	(void)arg;
+	if (pid == 0)
+		_exit(0);	/* a child that should not exist */
+	return pid;
+}
+
+/*
+ * The state checks' refusals, in stage mode: @n of each kind (see the top
+ * of the file). Returns how many were not refused as they should be.
+ */
+static long state_refusals(long n)
+{
+	static const struct { const char *name; int type; } host[] = {
+		{ "mnt", CLONE_NEWNS }, { "ipc", CLONE_NEWIPC }, { "net", CLONE_NEWNET },
+	};
+	long wrong = 0;
+	pid_t pid;
+	size_t i;
+
+	set_mode(PIDNS_STAGE);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		long bad = 0;
+		int done[2];
+		char verdict = 1;
+		pid_t init;
+
+		if (pipe(done) < 0 || syscall(SYS_unshare, CLONE_NEWPID) < 0)
+			_exit(100);
+		/*
+		 * The init shares mount, IPC and network with the host: its
+		 * execve()s are refused. It stays, so that the unsharer's
+		 * next forks are a joiner's, judged.
+		 */
+		init = fork();
+		if (init == 0) {
+			verdict = refused_n(n, EPERM, do_exec, NULL) ? 1 : 0;
+			if (write(done[1], &verdict, 1) != 1)
+				_exit(1);
+			pause();
+			_exit(0);
+		}
+		close(done[1]);	/* an init that exec'd leaves an empty pipe */
+		if (init < 0 || read(done[0], &verdict, 1) != 1 || verdict)
+			bad++;
+		bad += refused_n(n, EINVAL, do_fork, NULL);
+		if (init > 0) {
+			kill(init, SIGKILL);
+			waitpid(init, NULL, 0);
+		}
+		_exit(bad ? 1 : 0);
+	}
+	if (ns_wait(pid) != 0)
+		wrong++;
+
+	/* A member of a coupled container that setns()es back to the host. */
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		int fd[3][2];
+		pid_t member;
+
+		for (i = 0; i < 3; i++) {
+			char path[32];
+
+			snprintf(path, sizeof(path), "/proc/self/ns/%s", host[i].name);
+			fd[i][0] = open(path, O_RDONLY | O_CLOEXEC);
+			fd[i][1] = host[i].type;
+			if (fd[i][0] < 0)
+				_exit(100);
+		}
+		if (syscall(SYS_unshare, CLONE_NEWCONTAINER) < 0)
+			_exit(101);
+		member = fork();
+		if (member == 0) {
+			long bad = 0;
+
+			for (i = 0; i < 3; i++)
+				bad += refused_n(n, EPERM, do_setns, fd[i]);
+			_exit(bad ? 1 : 0);
+		}
+		_exit(member > 0 && ns_wait(member) == 0 ? 0 : 1);
+	}
+	if (ns_wait(pid) != 0)
+		wrong++;
+	set_mode(PIDNS_ENFORCE);
+	return wrong;
+}
+
 static bool kmemleak_clean(char *first, size_t len)
 {
 	FILE *f;
@@ -246,7 +380,7 @@ static bool kmemleak_clean(char *first, size_t len)
 	return n == 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	long n = (long)cmdline_u64("pidns.refusals=", 100000), wrong, before, after;
 	bool kmemleak = cmdline_u64("pidns.kmemleak=", 0) == 1;
@@ -256,6 +390,8 @@ int main(void)
 	size_t i;
 	pid_t pid;
 
+	if (argc > 1 && !strcmp(argv[1], "--exit"))
+		_exit(7);
 	printf("TAP version 13\n");
 	set_mode(PIDNS_ENFORCE);
 	if (kmemleak) {
@@ -300,6 +436,12 @@ int main(void)
 	uid_wrong = ns_wait(pid);
 	tap_case(uid_wrong == 0, "uid 1000: %ld requests refused with EINVAL", n);
 
+	wrong = state_refusals(n / 10);
+	tap_case(wrong == 0, "stage mode: %ld execve() by an init with the host's namespaces, "
+		 "%ld setns() back to the host's mnt, ipc and net by a member (EPERM), "
+		 "%ld forks by an unsharer into its PID namespace (EINVAL): all refused",
+		 n / 10, 3 * (n / 10), n / 10);
+
 	held_after = hold_settled(held_before);
 	tap_case(held_after == held_before,
 		 "ucounts did not drift: uid 1000 still holds %d containers (before: %d)",
@@ -311,7 +453,7 @@ int main(void)
 		bool clean = kmemleak_clean(report, sizeof(report));
 
 		tap_case(clean, "kmemleak: no unreferenced object after %ld refusals",
-			 2 * n + n / 4);
+			 2 * n + n / 4 + 5 * (n / 10));
 		if (!clean) {
 			char *line = strtok(report, "\n");
 
