@@ -236,19 +236,27 @@ static long refusals(long n, const struct target *t, int pidns_fd)
 	return wrong;
 }
 
-/* @n calls of @what by this process, each refused with @err: how many were not. */
-static long refused_n(long n, int err, long (*what)(void *), void *arg)
+/*
+ * @n calls of @what (@name) by this process, each to be refused with @err:
+ * how many were not. The first that was not is told.
+ */
+static long refused_n(const char *name, long n, int err, long (*what)(void *), void *arg)
 {
 	long i, bad = 0;
 
 	for (i = 0; i < n; i++) {
 		long r = what(arg);
+		int e = errno;
 
 		if (r > 0)
 			waitpid((pid_t)r, NULL, 0);
-		if (r >= 0 || errno != err)
-			bad++;
+		if (r < 0 && e == err)
+			continue;
+		if (!bad++)
+			tap_diag("%s, call %ld: %s (want %s)", name, i,
+				 r >= 0 ? "accepted" : strerror(e), strerror(err));
 	}
+	fflush(stdout);
 	return bad;
 }
 
@@ -310,16 +318,20 @@ static long state_refusals(long n)
 		 */
 		init = fork();
 		if (init == 0) {
-			verdict = refused_n(n, EPERM, do_exec, NULL) ? 1 : 0;
+			verdict = refused_n("execve() by the init", n, EPERM,
+					    do_exec, NULL) ? 1 : 0;
 			if (write(done[1], &verdict, 1) != 1)
 				_exit(1);
 			pause();
 			_exit(0);
 		}
 		close(done[1]);	/* an init that exec'd leaves an empty pipe */
-		if (init < 0 || read(done[0], &verdict, 1) != 1 || verdict)
+		if (init < 0 || read(done[0], &verdict, 1) != 1 || verdict) {
+			tap_diag("the init (%d) did not report all its execve() refused",
+				 (int)init);
 			bad++;
-		bad += refused_n(n, EINVAL, do_fork, NULL);
+		}
+		bad += refused_n("fork by the unsharer", n, EINVAL, do_fork, NULL);
 		if (init > 0) {
 			kill(init, SIGKILL);
 			waitpid(init, NULL, 0);
@@ -352,7 +364,7 @@ static long state_refusals(long n)
 			long bad = 0;
 
 			for (i = 0; i < 3; i++)
-				bad += refused_n(n, EPERM, do_setns, fd[i]);
+				bad += refused_n(host[i].name, n, EPERM, do_setns, fd[i]);
 			_exit(bad ? 1 : 0);
 		}
 		_exit(member > 0 && ns_wait(member) == 0 ? 0 : 1);
