@@ -271,7 +271,9 @@ build_kernel() {
 #   vanilla  the pristine tree, the fragment without the coupling options
 #            (for comparisons: tests/bench, the oracle, the selftests);
 #   debug    the patched tree, the fragment plus qemu/debug.config (KASAN,
-#            kmemleak, lockdep and the other checkers).
+#            kmemleak, lockdep and the other checkers);
+#   kcsan    the patched tree, the fragment plus qemu/kcsan.config (KCSAN,
+#            which Kconfig excludes with KASAN, and lockdep).
 # A flavour's own fragment file is qemu/NAME.config.
 flavour_fragment() {
 	case $1 in
@@ -404,7 +406,8 @@ build_boot() {
 
 # Every kernel version's guest kernel and the series' own selftest, the
 # first version's vanilla flavour and selftests (the comparisons run on
-# 6.1), then userspace. With "long", also every version's debug flavour.
+# 6.1), then userspace. With "long", also every version's debug and KCSAN
+# flavours.
 build_all() {
 	local keep=$KVER v
 	mkdir -p "$BUILD"
@@ -416,7 +419,10 @@ build_all() {
 			build_flavour vanilla
 			build_selftests
 		fi
-		[ "${1:-}" != long ] || build_flavour debug
+		if [ "${1:-}" = long ]; then
+			build_flavour debug
+			build_flavour kcsan
+		fi
 	done
 	set_kver "$keep"
 	build_userspace
