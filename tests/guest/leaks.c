@@ -293,9 +293,7 @@ static long do_fork(void *arg)
  */
 static long state_refusals(long n)
 {
-	static const struct { const char *name; int type; } host[] = {
-		{ "mnt", CLONE_NEWNS }, { "ipc", CLONE_NEWIPC }, { "net", CLONE_NEWNET },
-	};
+	const uint64_t back = CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET;
 	long wrong = 0;
 	pid_t pid;
 	size_t i;
@@ -345,26 +343,32 @@ static long state_refusals(long n)
 	fflush(stdout);
 	pid = fork();
 	if (pid == 0) {
-		int fd[3][2];
+		int fd[NS_MAX][2], nfd = 0;
 		pid_t member;
 
-		for (i = 0; i < 3; i++) {
+		/* The host's mount, IPC and network namespaces, from the flag table. */
+		for (i = 0; i < ns_flags_count; i++) {
 			char path[32];
 
-			snprintf(path, sizeof(path), "/proc/self/ns/%s", host[i].name);
-			fd[i][0] = open(path, O_RDONLY | O_CLOEXEC);
-			fd[i][1] = host[i].type;
-			if (fd[i][0] < 0)
+			if (!(ns_flags[i].bit & back) || !ns_flags[i].nsfile)
+				continue;
+			snprintf(path, sizeof(path), "/proc/self/ns/%s", ns_flags[i].nsfile);
+			fd[nfd][0] = open(path, O_RDONLY | O_CLOEXEC);
+			fd[nfd][1] = (int)ns_flags[i].bit;
+			if (fd[nfd++][0] < 0)
 				_exit(100);
 		}
+		if (nfd != 3)
+			_exit(102);
 		if (syscall(SYS_unshare, CLONE_NEWCONTAINER) < 0)
 			_exit(101);
 		member = fork();
 		if (member == 0) {
 			long bad = 0;
 
-			for (i = 0; i < 3; i++)
-				bad += refused_n(host[i].name, n, EPERM, do_setns, fd[i]);
+			for (i = 0; i < (size_t)nfd; i++)
+				bad += refused_n("setns() back to the host", n, EPERM,
+						 do_setns, fd[i]);
 			_exit(bad ? 1 : 0);
 		}
 		_exit(member > 0 && ns_wait(member) == 0 ? 0 : 1);
