@@ -16,7 +16,11 @@
  * host's mount namespace alone (whose refusal drops a temporary
  * fs_struct), IPC and network namespaces by a member of a coupled
  * container (EPERM); and a second fork by an unsharer into its PID
- * namespace, whose init shares nothing with it (EINVAL).
+ * namespace once its init exists, with the host's mount, IPC and network
+ * namespaces, which belong to the initial PID namespace (EINVAL). That
+ * the policy refused them, not a capability check or an LSM with the
+ * same errno, is read in kernel.pidns_coupling_stats: each adds one to
+ * its call's "refused" count (exec, enter, join).
  * Kernel command line: pidns.refusals=N (default 100000).
  */
 #include <dirent.h>
@@ -27,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -287,17 +292,48 @@ static long do_fork(void *arg)
 	return pid;
 }
 
+/* kernel.pidns_coupling_stats's count of @call's @verdict, or -1. */
+static long stats_count(const char *call, const char *verdict)
+{
+	FILE *f = fopen("/proc/sys/kernel/pidns_coupling_stats", "re");
+	char c[16], v[16];
+	long n, found = -1;
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%15s %15s %ld", c, v, &n) == 3)
+		if (!strcmp(c, call) && !strcmp(v, verdict))
+			found = n;
+	fclose(f);
+	return found;
+}
+
+/* A child of the state refusals that did not end with 0: say how. */
+static long child_failed(pid_t pid, const char *what)
+{
+	int st = ns_wait(pid);
+
+	if (st == 0)
+		return 0;
+	tap_diag("%s: exit status %d (100-102: its setup failed)", what, st);
+	return 1;
+}
+
 /*
  * The state checks' refusals, in stage mode: @n of each kind (see the top
  * of the file). Returns how many were not refused as they should be.
  */
 static long state_refusals(long n)
 {
+	static const char *const calls[] = { "exec", "enter", "join" };
+	const long want[] = { n, 3 * n, n };
 	const uint64_t back = CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET;
-	long wrong = 0;
+	long wrong = 0, before[3];
 	pid_t pid;
 	size_t i;
 
+	for (i = 0; i < 3; i++)
+		before[i] = stats_count(calls[i], "refused");
 	set_mode(PIDNS_STAGE);
 	fflush(stdout);
 	pid = fork();
@@ -316,6 +352,8 @@ static long state_refusals(long n)
 		 */
 		init = fork();
 		if (init == 0) {
+			/* Not left in pause() if the unsharer dies early. */
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
 			verdict = refused_n("execve() by the init", n, EPERM,
 					    do_exec, NULL) ? 1 : 0;
 			if (write(done[1], &verdict, 1) != 1)
@@ -336,8 +374,7 @@ static long state_refusals(long n)
 		}
 		_exit(bad ? 1 : 0);
 	}
-	if (ns_wait(pid) != 0)
-		wrong++;
+	wrong += child_failed(pid, "the unsharer");
 
 	/* A member of a coupled container that setns()es back to the host. */
 	fflush(stdout);
@@ -373,9 +410,18 @@ static long state_refusals(long n)
 		}
 		_exit(member > 0 && ns_wait(member) == 0 ? 0 : 1);
 	}
-	if (ns_wait(pid) != 0)
-		wrong++;
+	wrong += child_failed(pid, "the container");
 	set_mode(PIDNS_ENFORCE);
+	/* The policy refused them: each counted once, as its call's. */
+	for (i = 0; i < 3; i++) {
+		long got = stats_count(calls[i], "refused") - before[i];
+
+		if (before[i] < 0 || got != want[i]) {
+			tap_diag("kernel.pidns_coupling_stats: %s refused grew by %ld, not %ld",
+				 calls[i], before[i] < 0 ? -1 : got, want[i]);
+			wrong++;
+		}
+	}
 	return wrong;
 }
 
@@ -455,7 +501,8 @@ int main(int argc, char **argv)
 	wrong = state_refusals(n / 10);
 	tap_case(wrong == 0, "stage mode: %ld execve() by an init with the host's namespaces, "
 		 "%ld setns() back to the host's mnt, ipc and net by a member (EPERM), "
-		 "%ld forks by an unsharer into its PID namespace (EINVAL): all refused",
+		 "%ld forks by an unsharer into its PID namespace (EINVAL): all refused, "
+		 "and counted in kernel.pidns_coupling_stats as the policy's",
 		 n / 10, 3 * (n / 10), n / 10);
 
 	held_after = hold_settled(held_before);
