@@ -22,15 +22,26 @@
  *
  * The execve() probe is the state invariant of kernel.pidns_coupling: no
  * task that runs a program in a PID namespace other than the initial one,
- * in mode 2 or 3, in a PID namespace made in mode 2 or 3, has a mount, IPC
- * or network namespace that belongs to a PID namespace outside its own.
+ * in mode 2 or 3, in a PID namespace made in mode 2 or 3 (or that it was
+ * forked into from outside in mode 2 or 3), has a mount, IPC or network
+ * namespace that belongs to a PID namespace outside its own.
  * Userspace cannot read the owner, so the test knows it by construction:
  * every namespace that a call creates is recorded in memory shared by all
  * (a memfd, which the new image of execve() maps again), with the PID
  * namespace that its creator's children are born into
  * (/proc/self/ns/pid_for_children) as owner, and every PID namespace with
  * its parent and the mode it was made in; the guest's initial namespaces
- * belong to the initial PID namespace. A probe execs this program, whose
+ * belong to the initial PID namespace. Owners change by claims, as
+ * policy.md says: at each point the kernel judges (a fork into another PID
+ * namespace, a setns() by a task outside the initial PID namespace, an
+ * execve()), in modes 1 to 3, a namespace that the task's PID namespace P
+ * does not own, that is not one of the initial ones and whose owner (or
+ * that owner's nearest live ancestor, if it has no task left) is an
+ * ancestor of P, becomes P's if no task outside P is a member, other than
+ * one whose pid_for_children is P or inside it. The test decides each
+ * claim itself, from every task's /proc/PID/task/TID/ns links (tasks it
+ * cannot read are not its own: as uid 1000, root's tasks, which never
+ * join what uid 1000 made), and records the new owner. A probe execs this program, whose
  * new image reads its /proc/self/ns inodes, judges them from the record,
  * and counts; an execve() that fails is judged by the caller. Both
  * directions count: an execve() that runs where the state says EPERM is a
@@ -60,6 +71,7 @@
  * SIGKILL and SIGSTOP are not used as exit signals (they would stop the
  * worker); the worker blocks every other signal.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -68,6 +80,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -143,6 +156,7 @@ struct nsrec {
 	uint64_t owner;		/* PID namespace (pid: its parent; 0: none) */
 	int type;		/* NST_PID, NST_MNT, NST_IPC or NST_NET */
 	int mode;		/* pid: the mode it was made in */
+	bool had_task;		/* pid: a task of the test was seen in it */
 };
 
 /* What the execve() probe and its new image exit with. */
@@ -175,7 +189,7 @@ struct where {
 struct example {
 	struct where w;
 	int code, err, mode, born;
-	uint64_t pid, foreign;
+	uint64_t pid, foreign, lost, lost_in, lost_owner;
 };
 
 /* Shared between the driver, the workers, the chains and the probes. */
@@ -201,6 +215,18 @@ struct state {
 	uint64_t exec_judged[4];	/* in a PID ns made in mode 2 or 3 */
 	uint64_t exec_refused[4];
 	uint64_t predates;		/* ran in 2/3, foreign: PID ns of 0/1 */
+	uint64_t claims[2];		/* claims tried that failed, made */
+	struct {
+		uint64_t ino, from, to, chain;
+		int type, step;
+	} claim_log[64];		/* the last claims made, for diagnosis */
+	uint64_t claim_n;
+	uint64_t claims_bad;		/* claims against the rule */
+	struct {
+		struct where w;
+		uint64_t ino, from, to;
+		int type, why;
+	} claim_list[LIST_MAX];
 	uint64_t bad[PROBE_END - PROBE_OWN];
 	uint64_t nsrec_full, fake_next;
 	struct example bad_list[2][LIST_MAX];	/* of part 1, of part 2 */
@@ -346,6 +372,7 @@ static uint64_t unfake(uint64_t ino)
 /* The caller's namespaces, and settle its pid_for_children if it can. */
 static int view_read(struct view *v)
 {
+	struct nsrec *p;
 	char path[48];
 	struct stat s;
 	int i;
@@ -366,6 +393,9 @@ static int view_read(struct view *v)
 	}
 	if (pidc_fake && v->ino[NST_PIDC] != pidc_fake)
 		pidc_settle(v->ino[NST_PIDC]);
+	p = nsrec_find(v->ino[NST_PID], false);
+	if (p && p->type == NST_PID && !p->had_task)
+		p->had_task = true;
 	return 0;
 }
 
@@ -420,9 +450,16 @@ struct judgment {
 	int born;		/* the mode its PID namespace was made in */
 	int mode;		/* kernel.pidns_coupling now */
 	bool initial;		/* in the initial PID namespace: not judged */
+	bool joined;		/* forked into it from outside in mode 2 or 3 */
 	bool untracked;		/* a namespace without a record */
 	bool refuse;		/* execve() must get EPERM */
 };
+
+/*
+ * The last namespace that owns() or judge() found without a record, and
+ * the namespace (and its owner) that judge() was judging then
+ */
+static uint64_t lost, lost_in, lost_owner, judging, judging_owner;
 
 /* Whether PID namespace @owner is @pid or below it. */
 static bool owns(uint64_t pid, uint64_t owner, bool *untracked)
@@ -437,11 +474,298 @@ static bool owns(uint64_t pid, uint64_t owner, bool *untracked)
 		e = nsrec_find(owner, false);
 		if (!e || e->type != NST_PID) {
 			*untracked = true;
+			lost = owner;
+			lost_in = judging;
+			lost_owner = judging_owner;
 			return false;
 		}
 		owner = e->owner;
 	}
 	return false;
+}
+
+/*
+ * Whether this process, or one it descends from, was forked into another
+ * PID namespace (not one that the fork made) in mode 2 or 3: the kernel
+ * judges its execve() in full even in a PID namespace made in mode 0 or 1.
+ */
+static bool joined;
+
+/* A task's namespaces by inode, 0 where unreadable. */
+struct taskns {
+	uint64_t ino[NST_N];
+};
+
+#define TASKS_MAX	1024
+
+/* The pid_for_children of this process, which /proc may not show yet. */
+static uint64_t self_pidc;
+
+/* Every task that the test can read, into @t: how many, or -1. */
+static int tasks_read(struct taskns *t)
+{
+	DIR *proc = opendir("/proc"), *task;
+	struct dirent *p, *d;
+	char path[600], self[32] = "";
+	struct stat s;
+	int n = 0, i;
+
+	if (!proc)
+		return -1;
+	/* This process as /proc names it (getpid() is in its own PID namespace) */
+	i = (int)readlink("/proc/thread-self", path, sizeof(path) - 1);
+	if (i > 0) {
+		path[i] = '\0';
+		snprintf(self, sizeof(self), "%s", strrchr(path, '/') + 1);
+	}
+	while ((p = readdir(proc))) {
+		if (p->d_name[0] < '1' || p->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/task", p->d_name);
+		task = opendir(path);
+		while (task && (d = readdir(task))) {
+			if (d->d_name[0] < '1' || d->d_name[0] > '9')
+				continue;
+			if (n == TASKS_MAX) {
+				closedir(task);
+				closedir(proc);
+				return -1;
+			}
+			for (i = 0; i < NST_N; i++) {
+				snprintf(path, sizeof(path), "/proc/%s/task/%s/ns/%s",
+					 p->d_name, d->d_name, nst_file[i]);
+				t[n].ino[i] = stat(path, &s) ? 0 : s.st_ino;
+			}
+			if (!strcmp(d->d_name, self) && !t[n].ino[NST_PIDC])
+				t[n].ino[NST_PIDC] = self_pidc;
+			if (t[n].ino[NST_PID])
+				n++;
+		}
+		if (task)
+			closedir(task);
+	}
+	closedir(proc);
+	return n;
+}
+
+/*
+ * Whether PID namespace @pid has a task, or has not had one yet (it is
+ * being built); the initial one always.
+ */
+static bool pidns_live(uint64_t pid, const struct taskns *t, int n)
+{
+	struct nsrec *e = nsrec_find(pid, false);
+	int k;
+
+	if (pid == st->host_pid || (e && !e->had_task))
+		return true;
+	for (k = 0; k < n; k++)
+		if (t[k].ino[NST_PID] == pid)
+			return true;
+	return false;
+}
+
+/* Whether namespace @ino of @type belongs to PID namespace @pid or below. */
+static bool model_owns(uint64_t pid, int type, uint64_t ino)
+{
+	struct nsrec *e = nsrec_find(ino, false);
+	bool untracked = false;
+
+	return e && e->type == type && owns(pid, e->owner, &untracked);
+}
+
+/*
+ * The claim, as policy.md states it: whether PID namespace @pid may take
+ * namespace @ino of @type, which it does not own. Never one of
+ * the initial namespaces; the owner, or its nearest live ancestor, must be
+ * an ancestor of @pid; and no task outside @pid may be a member, other
+ * than one whose pid_for_children is @pid or inside it.
+ */
+static bool model_claimable(uint64_t pid, int type, uint64_t ino)
+{
+	static struct taskns t[TASKS_MAX];
+	struct nsrec *e = nsrec_find(ino, false), *o;
+	bool untracked = false;
+	uint64_t owner;
+	int n, k;
+
+	if (!e || e->type != type || ino == hostv.ino[type])
+		return false;
+	n = tasks_read(t);
+	if (n < 0)
+		return false;
+	for (owner = e->owner; !pidns_live(owner, t, n); owner = o->owner) {
+		o = nsrec_find(owner, false);
+		if (!o || o->type != NST_PID)
+			return false;
+	}
+	if (owns(pid, owner, &untracked))
+		return true;
+	if (!owns(owner, pid, &untracked))
+		return false;
+	for (k = 0; k < n; k++) {
+		if (t[k].ino[type] != ino ||
+		    owns(pid, t[k].ino[NST_PID], &untracked) ||
+		    (t[k].ino[NST_PIDC] &&
+		     owns(pid, t[k].ino[NST_PIDC], &untracked)))
+			continue;
+		__atomic_fetch_add(&st->claims[0], 1, __ATOMIC_SEQ_CST);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * A fork with @flags by a process whose namespaces were @v: a child forked
+ * into another PID namespace (not one the fork makes) in mode 2 or 3 is
+ * judged in full from then on. Called in the child.
+ */
+static void fork_judged(const struct view *v, uint64_t flags)
+{
+	if (!(flags & (CLONE_NEWPID | CLONE_NEWCONTAINER)) &&
+	    v->ino[NST_PIDC] != v->ino[NST_PID] && st->mode >= PIDNS_ENFORCE)
+		joined = true;
+}
+
+#ifndef NS_GET_PIDNS_OWNER
+struct ns_pidns_owner {
+	uint64_t pidns;
+	uint64_t flags;
+};
+#define NS_GET_PIDNS_OWNER	_IOR(0xb7, 0x20, struct ns_pidns_owner)
+#endif
+
+/* The kernel's owner of this process's namespace of @type, or 0 */
+static uint64_t kernel_owner(int type)
+{
+	struct ns_pidns_owner o;
+	char path[48];
+	int fd, err;
+
+	snprintf(path, sizeof(path), "/proc/self/ns/%s", nst_file[type]);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	err = ioctl(fd, NS_GET_PIDNS_OWNER, &o);
+	close(fd);
+	return err ? 0 : o.pidns;
+}
+
+/* Why a claim that the kernel made breaks the rule */
+enum { CLAIM_INITIAL = 1, CLAIM_NOT_ANCESTOR, CLAIM_OUTSIDER,
+       CLAIM_UNPREDICTED, CLAIM_MISSED };
+static const char *const claim_why[] = {
+	"", "an initial namespace", "its owner is no ancestor of the claimer",
+	"a member outside the claimer was in it",
+	"execve() claimed what the rule says it cannot",
+	"execve() did not claim what the rule says it can",
+};
+
+static void claim_bad(const struct where *w, int type, uint64_t ino,
+		      uint64_t from, uint64_t to, int why)
+{
+	uint64_t n = __atomic_fetch_add(&st->claims_bad, 1, __ATOMIC_SEQ_CST);
+
+	if (n < LIST_MAX) {
+		st->claim_list[n].w = *w;
+		st->claim_list[n].type = type;
+		st->claim_list[n].ino = ino;
+		st->claim_list[n].from = from;
+		st->claim_list[n].to = to;
+		st->claim_list[n].why = why;
+	}
+}
+
+/*
+ * A claim that the kernel made, seen as the new owner @to of namespace @e
+ * (of @type) of this process: check it against the rule (not an initial
+ * namespace; the owner, or its nearest live ancestor, is an ancestor of
+ * @to; no member outside @to other than its builders, as /proc shows
+ * them now, one step of the test after the claim), and record it.
+ */
+static void claim_seen(const struct where *w, struct nsrec *e, int type,
+		       uint64_t to)
+{
+	static struct taskns t[TASKS_MAX];
+	bool untracked = false;
+	uint64_t owner = e->owner;
+	struct nsrec *o;
+	int n, k;
+
+	__atomic_fetch_add(&st->claims[1], 1, __ATOMIC_SEQ_CST);
+	k = (int)(__atomic_fetch_add(&st->claim_n, 1, __ATOMIC_SEQ_CST) % 64);
+	st->claim_log[k].ino = e->ino;
+	st->claim_log[k].from = e->owner;
+	st->claim_log[k].to = to;
+	st->claim_log[k].type = type;
+	st->claim_log[k].chain = w->call;
+	n = tasks_read(t);
+	if (e->ino == hostv.ino[type]) {
+		claim_bad(w, type, e->ino, e->owner, to, CLAIM_INITIAL);
+		goto out;
+	}
+	for (; n >= 0 && !pidns_live(owner, t, n); owner = o->owner) {
+		o = nsrec_find(owner, false);
+		if (!o || o->type != NST_PID)
+			break;
+	}
+	if (!owns(owner, to, &untracked)) {
+		claim_bad(w, type, e->ino, e->owner, to, CLAIM_NOT_ANCESTOR);
+		goto out;
+	}
+	for (k = 0; k < n; k++) {
+		if (t[k].ino[type] != e->ino ||
+		    owns(to, t[k].ino[NST_PID], &untracked) ||
+		    (t[k].ino[NST_PIDC] &&
+		     owns(to, t[k].ino[NST_PIDC], &untracked)))
+			continue;
+		claim_bad(w, type, e->ino, e->owner, to, CLAIM_OUTSIDER);
+		break;
+	}
+out:
+	e->owner = to;
+}
+
+/*
+ * Bring the records of this process's mount, IPC and network namespaces
+ * up to date with the kernel's owners (NS_GET_PIDNS_OWNER), checking each
+ * claim that the kernel made since: at a fork into another PID namespace,
+ * a setns() or an execve() that the last step made.
+ */
+static void owners_sync(const struct where *w)
+{
+	struct view v;
+	int i;
+
+	if (view_read(&v) < 0)
+		return;
+	for (i = NST_MNT; i <= NST_NET; i++) {
+		struct nsrec *e = nsrec_find(v.ino[i], false);
+		uint64_t k = kernel_owner(i);
+
+		if (e && e->type == i && k && k != e->owner)
+			claim_seen(w, e, i, k);
+	}
+}
+
+/*
+ * What execve() by this process, in PID namespace @pid with the
+ * namespaces of @v, will claim, by the rule: the foreign ones that can
+ * be claimed (CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWNET).
+ */
+static uint64_t claims_predict(uint64_t pid, const struct view *v)
+{
+	uint64_t claims = 0;
+	int i;
+
+	if (st->mode == PIDNS_OFF || pid == st->host_pid)
+		return 0;
+	self_pidc = v->ino[NST_PIDC];
+	for (i = NST_MNT; i <= NST_NET; i++)
+		if (!model_owns(pid, i, v->ino[i]) &&
+		    model_claimable(pid, i, v->ino[i]))
+			claims |= nst_flag[i];
+	return claims;
 }
 
 static void judge(const struct view *v, struct judgment *j)
@@ -450,6 +774,7 @@ static void judge(const struct view *v, struct judgment *j)
 	int i;
 
 	memset(j, 0, sizeof(*j));
+	j->joined = joined;
 	j->pid = v->ino[NST_PID];
 	j->mode = st->mode;
 	j->initial = j->pid == st->host_pid;
@@ -458,19 +783,31 @@ static void judge(const struct view *v, struct judgment *j)
 	p = nsrec_find(j->pid, false);
 	if (!p || p->type != NST_PID) {
 		j->untracked = true;
+		lost = j->pid;
 		return;
 	}
 	j->born = p->mode;
 	for (i = NST_MNT; i <= NST_NET; i++) {
 		struct nsrec *e = nsrec_find(v->ino[i], false);
 
-		if (!e || e->type != i)
+		if (!e || e->type != i) {
 			j->untracked = true;
-		else if (!owns(j->pid, e->owner, &j->untracked))
+			lost = v->ino[i];
+		}
+		else if (judging = v->ino[i], judging_owner = e->owner,
+			 !owns(j->pid, e->owner, &j->untracked))
 			j->foreign |= nst_flag[i];
 	}
-	j->refuse = j->mode >= PIDNS_ENFORCE && j->born >= PIDNS_ENFORCE &&
-		    j->foreign;
+	j->refuse = j->mode >= PIDNS_ENFORCE &&
+		    (j->born >= PIDNS_ENFORCE || j->joined) && j->foreign;
+}
+
+/* The judgment @j once execve() has made the claims @claims. */
+static void judge_claimed(struct judgment *j, uint64_t claims)
+{
+	j->foreign &= ~claims;
+	j->refuse = j->mode >= PIDNS_ENFORCE &&
+		    (j->born >= PIDNS_ENFORCE || j->joined) && j->foreign;
 }
 
 /* Count a probe that is not what the state says, with @w and @j. */
@@ -492,6 +829,9 @@ static int probe_bad(int code, int err, const struct where *w,
 		x->born = j->born;
 		x->pid = j->pid;
 		x->foreign = j->foreign;
+		x->lost = lost;
+		x->lost_in = lost_in;
+		x->lost_owner = lost_owner;
 	}
 	return code;
 }
@@ -500,16 +840,19 @@ static int probe_bad(int code, int err, const struct where *w,
  * The new image of a probe's execve(): judge the namespaces it runs with.
  * It prints nothing (its stdout is the TAP stream).
  */
-static int probe_main(const char *fd)
+static int probe_main(const char *fd, const char *was_joined,
+		      const char *claims)
 {
+	uint64_t predicted = claims ? strtoull(claims, NULL, 10) : 0;
 	struct judgment j;
 	struct view v;
-	int m;
+	int m, i;
 
 	st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE, MAP_SHARED,
 		  atoi(fd), 0);
 	if (st == MAP_FAILED)
 		return PROBE_FAILED;
+	joined = was_joined && !strcmp(was_joined, "1");
 	if (view_read(&v) < 0) {
 		memset(&j, 0, sizeof(j));
 		return probe_bad(PROBE_FAILED, errno, &st->pending, &j);
@@ -519,9 +862,25 @@ static int probe_main(const char *fd)
 		return PROBE_OWN;
 	if (j.untracked)
 		return probe_bad(PROBE_UNTRACKED, 0, &st->pending, &j);
+	/* What execve() claimed: exactly what the rule predicted. */
+	for (i = NST_MNT; i <= NST_NET; i++) {
+		struct nsrec *e = nsrec_find(v.ino[i], false);
+		uint64_t k = kernel_owner(i);
+		bool made = e && k && k != e->owner;
+
+		if (made && !(predicted & nst_flag[i]))
+			claim_bad(&st->pending, i, v.ino[i], e->owner, k,
+				  CLAIM_UNPREDICTED);
+		else if (!made && (predicted & nst_flag[i]))
+			claim_bad(&st->pending, i, v.ino[i], e ? e->owner : 0,
+				  j.pid, CLAIM_MISSED);
+		if (made)
+			claim_seen(&st->pending, e, i, k);
+	}
+	judge_claimed(&j, predicted);
 	m = j.mode & 3;
 	__atomic_fetch_add(&st->exec_ran[m], 1, __ATOMIC_SEQ_CST);
-	if (j.born >= PIDNS_ENFORCE)
+	if (j.born >= PIDNS_ENFORCE || j.joined)
 		__atomic_fetch_add(&st->exec_judged[m], 1, __ATOMIC_SEQ_CST);
 	if (!j.foreign)
 		return PROBE_OWN;
@@ -539,15 +898,22 @@ static int probe_main(const char *fd)
  */
 static int exec_probe(const struct where *w)
 {
-	char fd[16], *argv[] = { "fuzz", PROBE_ARG, fd, NULL };
+	char fd[16], claims[24];
+	char *argv[] = { "fuzz", PROBE_ARG, fd, joined ? "1" : "0", claims, NULL };
 	struct judgment j;
+	uint64_t predicted;
 	struct view v;
 	int err;
 
 	memset(&j, 0, sizeof(j));
+	owners_sync(w);
 	if (view_read(&v) < 0)
 		return probe_bad(PROBE_FAILED, errno, w, &j);
+	/* execve() claims what the task's PID namespace can, then judges. */
+	predicted = claims_predict(v.ino[NST_PID], &v);
 	judge(&v, &j);
+	judge_claimed(&j, predicted);
+	snprintf(claims, sizeof(claims), "%llu", (unsigned long long)predicted);
 	st->pending = *w;
 	snprintf(fd, sizeof(fd), "%d", memfd);
 	execv("/proc/self/exe", argv);
@@ -938,6 +1304,7 @@ static void step_clone(struct chain *c)
 	}
 	if (pid > 0)
 		chain_handover(pid);
+	fork_judged(&parent, flags);
 	if (view_read(&now) < 0)
 		_exit(CHAIN_BROKEN);
 	note_clone(&parent, &now);
@@ -946,15 +1313,19 @@ static void step_clone(struct chain *c)
 
 static void step_fork(struct chain *c)
 {
-	pid_t pid = fork();
-	struct view v;
+	struct view parent, v;
+	pid_t pid;
 
+	if (view_read(&parent) < 0)
+		_exit(CHAIN_BROKEN);
+	pid = fork();
 	if (!chain_count(STEP_FORK, pid >= 0)) {
 		fork_failed(c, "f", errno);
 		return;
 	}
 	if (pid > 0)
 		chain_handover(pid);
+	fork_judged(&parent, 0);
 	/* Born in the unsharer's new PID namespace: settle its inode. */
 	if (view_read(&v) < 0)
 		_exit(CHAIN_BROKEN);
@@ -984,6 +1355,7 @@ static void step_setns_fd(struct chain *c)
 	ok = syscall(SYS_setns, c->pool[i].fd, nstype) == 0;
 	if (ok && type == NST_PID)
 		pidc_moved();
+
 	if (!chain_count(STEP_SETNS_FD, ok))
 		hist(c, "s:%s#%d%s!%d", nst_file[type], i, nstype ? "" : "/0", errno);
 	else
@@ -1004,6 +1376,7 @@ static void step_setns_pidfd(struct chain *c)
 	ok = syscall(SYS_setns, c->pool[i].fd, (int)flags) == 0;
 	if (ok && (flags & (CLONE_NEWPID | CLONE_NEWCONTAINER)))
 		pidc_moved();
+
 	if (!chain_count(STEP_SETNS_PIDFD, ok))
 		hist(c, "S:%s#%d!%d", letters(flags, l, sizeof(l)), i, errno);
 	else
@@ -1041,6 +1414,7 @@ static void step_probe(struct chain *c, bool self)
 		return;
 	}
 	if (pid == 0) {
+		fork_judged(&v, 0);
 		hist(c, "x");
 		_exit(exec_probe(&c->w));
 	}
@@ -1110,6 +1484,8 @@ static void __attribute__((noreturn)) chain_run(struct chain *c)
 	if (c->unpriv)
 		become_user(1000);
 	for (; c->done < c->len && chain_step_left(); c->done++) {
+		c->w.step = c->done;
+		owners_sync(&c->w);
 		w = (int)(splitmix(&c->r) % 32);
 		for (s = 0; s < STEP_N - 1 && w >= step_weight[s]; s++)
 			w -= step_weight[s];
@@ -1418,6 +1794,29 @@ static void report(uint64_t calls, uint64_t steps, int hung, int died)
 		 "invariant: in enforce mode a new PID namespace never shares mount, IPC or network (%llu counterexamples, seed %#llx)",
 		 (unsigned long long)st->violations, (unsigned long long)seed);
 
+	for (i = 0; i < LIST_MAX && i < st->claims_bad; i++) {
+		const typeof(st->claim_list[0]) *x = &st->claim_list[i];
+
+		tap_diag("claim counterexample: %s [%llu] from pid:[%llu] to pid:[%llu]: %s; %s %llu, step %d%s%s",
+			 nst_file[x->type], (unsigned long long)x->ino,
+			 (unsigned long long)x->from, (unsigned long long)x->to,
+			 claim_why[x->why], x->w.kind == FUZZ_CALLS ? "chain" : "call",
+			 (unsigned long long)x->w.call, x->w.step,
+			 x->w.kind == FUZZ_CALLS ? "; steps: " : "",
+			 x->w.kind == FUZZ_CALLS ? x->w.history : "");
+	}
+	if (st->claims_bad)
+		for (i = 0; i < 64 && i < st->claim_n; i++)
+			tap_diag("claim seen: %s [%llu] from pid:[%llu] to pid:[%llu] (chain %llu)",
+				 nst_file[st->claim_log[i].type],
+				 (unsigned long long)st->claim_log[i].ino,
+				 (unsigned long long)st->claim_log[i].from,
+				 (unsigned long long)st->claim_log[i].to,
+				 (unsigned long long)st->claim_log[i].chain);
+	tap_case(!st->claims_bad && st->claims[1] > 0,
+		 "claims: every owner change the kernel reports (NS_GET_PIDNS_OWNER) obeys the rule, and execve() claims what the rule predicts, no more, no less (%llu claims, %llu predicted refused for a member outside, %llu against the rule)",
+		 (unsigned long long)st->claims[1], (unsigned long long)st->claims[0],
+		 (unsigned long long)st->claims_bad);
 	for (m = 0; m < 4; m++)
 		tap_diag("mode %d (%s): execve() in a non-initial PID namespace: %llu ran (%llu in one made in mode 2 or 3, %llu with a foreign namespace), %llu refused",
 			 m, pidns_mode_name(m), (unsigned long long)st->exec_ran[m],
@@ -1430,11 +1829,14 @@ static void report(uint64_t calls, uint64_t steps, int hung, int died)
 		if (i % LIST_MAX >= st->nbad[i / LIST_MAX])
 			continue;
 		if (x->w.kind == FUZZ_CALLS)
-			tap_diag("state counterexample: chain %llu, step %d: %s (errno %d); mode %d, pid:[%llu] made in mode %d, foreign %s; steps: %s (replay: pidns.fuzz_seed=%#llx pidns.fuzz_chain=%llu pidns.fuzz_calls=%d pidns.fuzz_steps=%d)",
+			tap_diag("state counterexample: chain %llu, step %d: %s (errno %d); mode %d, pid:[%llu] made in mode %d, foreign %s, unrecorded %#llx (judging %#llx, owner %#llx); steps: %s (replay: pidns.fuzz_seed=%#llx pidns.fuzz_chain=%llu pidns.fuzz_calls=%d pidns.fuzz_steps=%d)",
 				 (unsigned long long)x->w.call, x->w.step,
 				 probe_name[x->code - PROBE_OWN], x->err, x->mode,
 				 (unsigned long long)x->pid, x->born,
 				 ns_flags_str(x->foreign, "|", "|", buf, sizeof(buf)),
+				 (unsigned long long)x->lost,
+				 (unsigned long long)x->lost_in,
+				 (unsigned long long)x->lost_owner,
 				 x->w.history, (unsigned long long)seed,
 				 (unsigned long long)x->w.call, x->w.step + 1,
 				 x->w.step + 1);
@@ -1480,7 +1882,8 @@ int main(int argc, char **argv)
 
 	/* The new image of a probe's execve(). */
 	if (argc > 2 && !strcmp(argv[1], PROBE_ARG))
-		return probe_main(argv[2]);
+		return probe_main(argv[2], argc > 3 ? argv[3] : NULL,
+				  argc > 4 ? argv[4] : NULL);
 
 	printf("TAP version 13\n");
 	for (i = 0; i < ns_flags_count; i++) {

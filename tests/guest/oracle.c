@@ -70,10 +70,15 @@ static void oracle_state(const struct oracle_case *c, struct oracle_verdict *v)
 		return;
 	/*
 	 * Mode 0 judges nothing, mode 1 only logs; modes 2 and 3 refuse,
-	 * except for "a PID namespace created while the mode was 0 or 1":
-	 * its state "is only logged, as in mode 1".
+	 * except for what ran in "a PID namespace created while the mode was
+	 * 0 or 1": the execve() and setns() of "the tasks that were in it"
+	 * are "only logged, as in mode 1". "A task forked into it from
+	 * outside after the mode was raised to 2 or 3 ... is judged in full":
+	 * the fork after setns() is such a fork, whatever the target's age.
+	 * (The caller's mount, IPC and network namespaces are the initial
+	 * ones, which no PID namespace can claim.)
 	 */
-	refused = c->mode >= 2 && born >= 2;
+	refused = c->mode >= 2 && (born >= 2 || c->call == ORACLE_SETNS);
 	if (!refused)
 		return;
 	/*

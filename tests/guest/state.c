@@ -29,11 +29,24 @@
  *    the caller still running); unshare(CLONE_NEWPID) then fork; and a
  *    second fork into that PID namespace (a joiner) in mode 3;
  *  - predates: a PID namespace created in mode 0 or 1 keeps running when
- *    the mode is raised, and its execve() is logged, not refused.
+ *    the mode is raised, and its execve() is logged, not refused; a task
+ *    that joins it afterwards is judged in full (at its fork, and at a
+ *    setns() back to the host after an isolated fork);
+ *  - claims: namespaces made on the host and used by one container only
+ *    (podman's default network, pinned and joined by the container's
+ *    init; a CNI pod sandbox whose bootstrap joins the pinned network
+ *    and IPC namespaces before unshare(CLONE_NEWPID); a shared-PID pod
+ *    member; crun's PID join after a fresh mount namespace; the reversed
+ *    order, unshare(NEWNS|NEWIPC|NEWNET) then unshare(NEWPID)) run in
+ *    mode 3, while a pod's app container with its own PID namespace, a
+ *    second container on a network that a live one has claimed, and the
+ *    host's namespaces are refused; a namespace whose owner died can be
+ *    claimed again.
  *
  * Each sequence runs in a child of its own, so the test's namespaces never
  * change; a step that is not reached is "-". Prints TAP.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -42,6 +55,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -168,6 +183,16 @@ static void enter_user(void)
 	snprintf(map, sizeof(map), "0 %d 1", USER);
 	write_file("/proc/self/uid_map", map);
 	write_file("/proc/self/gid_map", map);
+	/*
+	 * A process that stays in these namespaces, as the host's processes
+	 * stay in the host's: without it they would have no member outside
+	 * the sequence's PID namespaces, and a container could claim them.
+	 */
+	if (fork() == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (;;)
+			pause();
+	}
 }
 
 /* Run @fn(@arg) in a child of its own (as uid 1000 if @user). */
@@ -609,6 +634,385 @@ static void seq_predates(int born)
 	wait_exec(pid);
 }
 
+/*
+ * claims: a namespace of @type made by the sequence (on the host) and
+ * pinned by an fd, which the sequence then leaves, as podman, a CRI
+ * (ip netns add, cri-o's pinns) and systemd do with a network namespace.
+ */
+static int pin_new(uint64_t type, const char *file)
+{
+	int old = ns_open("self", file), pinned;
+
+	if (old < 0 || unshare(type))
+		_exit(106);
+	pinned = ns_open("self", file);
+	if (pinned < 0 || setns(old, type))
+		_exit(107);
+	close(old);
+	return pinned;
+}
+
+/* exec this program to pause, after writing a byte to @fd */
+static void exec_pause(int fd)
+{
+	char arg[16], *argv[] = { "state", "--pause", arg, NULL };
+	extern char **environ;
+
+	snprintf(arg, sizeof(arg), "%d", fd);
+	syscall(SYS_execveat, exe_fd, "", argv, environ, AT_EMPTY_PATH);
+	_exit(STILL);
+}
+
+/*
+ * A container built on the pinned @net (and @ipc, if >= 0), CNI style: a
+ * bootstrap on the host setns() into them and unshare()s the PID and
+ * mount namespaces; its init execs (and pauses, if @pause). Returns the
+ * init's PID, or -errno of the step that failed (out->setns for the
+ * unshare(), out->fork for the fork).
+ */
+static pid_t cni_container(int net, int ipc, bool pause)
+{
+	int ready[2];
+	pid_t boot, init = -1;
+	char byte;
+
+	if (pipe(ready))
+		_exit(108);
+	boot = fork();
+	if (boot == 0) {
+		close(ready[0]);
+		if (setns(net, CLONE_NEWNET) || (ipc >= 0 && setns(ipc, CLONE_NEWIPC)))
+			_exit(109);
+		out->setns = unshare(CLONE_NEWPID | CLONE_NEWNS |
+				     (ipc >= 0 ? 0 : CLONE_NEWIPC)) ? errno : 0;
+		if (out->setns)
+			_exit(0);
+		init = fork();
+		if (init < 0) {
+			out->fork = errno;
+			_exit(0);
+		}
+		if (init == 0) {
+			if (pause)
+				exec_pause(ready[1]);
+			try_exec();
+		}
+		out->fork = 0;
+		if (pause) {
+			/* the bootstrap leaves once the init runs, as runc's does */
+			_exit(0);
+		}
+		wait_exec(init);
+		_exit(0);
+	}
+	close(ready[1]);
+	if (pause && read(ready[0], &byte, 1) == 1)
+		init = 1;
+	close(ready[0]);
+	waitpid(boot, NULL, 0);
+	return init;
+}
+
+enum claim {
+	CLAIM_PODMAN,		/* the init setns() into a pinned netns */
+	CLAIM_CNI,		/* bootstrap joins net and ipc, unshares the rest */
+	CLAIM_APP,		/* a pod's app container, its own PID namespace */
+	CLAIM_SHARED_PID,	/* a pod member in the sandbox's PID namespace */
+	CLAIM_MNT_FIRST,	/* crun --pid=container:X: a new mnt, then the pid join */
+	CLAIM_REVERSED,		/* unshare NEWNS|NEWIPC|NEWNET, then NEWPID */
+	CLAIM_SECOND,		/* a second container on a claimed netns */
+	CLAIM_AGAIN,		/* a new container after the claimer died */
+	CLAIM_NR
+};
+
+static const char *const claim_names[CLAIM_NR] = {
+	"claim: podman's default network: a netns made on the host, pinned, joined by the container's init",
+	"claim: CNI pod sandbox: the bootstrap joins a pinned netns and ipc, unshares NEWPID|NEWNS",
+	"claim: a pod's app container with its own PID namespace on the sandbox's net and ipc",
+	"claim: a shared-PID pod member: the sandbox's net, ipc and PID namespace, a new mnt",
+	"claim: --pid=container:X as crun does it: a new mnt on the host, then the PID join",
+	"claim: the reversed order: unshare NEWNS|NEWIPC|NEWNET, then unshare NEWPID, fork, exec",
+	"claim: a second container on a netns that a live container claimed",
+	"claim: a new container on a netns whose claimer died",
+};
+
+/* podman: clone(NEWPID|NEWNS|NEWIPC), the init joins @net and execs */
+static void podman_init(int net)
+{
+	pid_t pid = raw_clone(true, CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC);
+
+	if (pid < 0) {
+		out->fork = errno;
+		return;
+	}
+	if (pid == 0) {
+		out->setns = setns(net, CLONE_NEWNET) ? errno : 0;
+		if (out->setns)
+			_exit(STILL);
+		try_exec();
+	}
+	out->fork = 0;
+	wait_exec(pid);
+}
+
+/* The sandbox of the pod cases, made in mode 3, that waits. */
+static void sandbox(int net, int ipc)
+{
+	set_mode(PIDNS_STAGE);
+	if (cni_container(net, ipc, true) != 1)
+		_exit(110);
+	*out = (struct outcome){ NONE, NONE, NONE, 0, 0 };
+	set_mode(mode);
+}
+
+/* A task other than the caller in @net (the sandbox's init), or 0 */
+static pid_t find_member(int net)
+{
+	char path[300], link[64], want[64];
+	struct dirent *d;
+	struct stat st;
+	pid_t pid = 0;
+	DIR *dir;
+
+	if (fstat(net, &st) || !(dir = opendir("/proc")))
+		_exit(111);
+	snprintf(want, sizeof(want), "net:[%lu]", (unsigned long)st.st_ino);
+	while (!pid && (d = readdir(dir))) {
+		ssize_t n;
+
+		if (atoi(d->d_name) <= 0 || atoi(d->d_name) == getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/ns/net", d->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		if (!strcmp(link, want))
+			pid = atoi(d->d_name);
+	}
+	closedir(dir);
+	return pid;
+}
+
+static pid_t find_init(int net)
+{
+	pid_t pid = find_member(net);
+
+	if (!pid)
+		_exit(112);
+	return pid;
+}
+
+static void seq_claim(int c)
+{
+	int net = pin_new(CLONE_NEWNET, "net"), ipc = -1, fd;
+	char pid[16];
+	pid_t init;
+
+	switch (c) {
+	case CLAIM_PODMAN:
+		podman_init(net);
+		break;
+	case CLAIM_CNI:
+		ipc = pin_new(CLONE_NEWIPC, "ipc");
+		cni_container(net, ipc, false);
+		break;
+	case CLAIM_APP:
+		ipc = pin_new(CLONE_NEWIPC, "ipc");
+		sandbox(net, ipc);
+		cni_container(net, ipc, false);
+		break;
+	case CLAIM_SHARED_PID:
+		ipc = pin_new(CLONE_NEWIPC, "ipc");
+		sandbox(net, ipc);
+		snprintf(pid, sizeof(pid), "%d", find_init(net));
+		fd = ns_open(pid, "pid");
+		out->setns = fd < 0 || setns(net, CLONE_NEWNET) ||
+			     setns(ipc, CLONE_NEWIPC) || setns(fd, CLONE_NEWPID) ||
+			     unshare(CLONE_NEWNS) ? errno : 0;
+		if (!out->setns)
+			fork_exec(0);
+		break;
+	case CLAIM_MNT_FIRST:
+		target_start(&box, CLONE_NEWPID | NS_COUPLED, NULL);
+		out->setns = unshare(CLONE_NEWNS) ||
+			     setns(box.pidfd, CLONE_NEWIPC | CLONE_NEWNET) ||
+			     (fd = box_pidns()) < 0 || setns(fd, CLONE_NEWPID) ?
+			     errno : 0;
+		if (!out->setns)
+			fork_exec(0);
+		target_stop(&box);
+		break;
+	case CLAIM_REVERSED:
+		out->setns = unshare(NS_COUPLED) || unshare(CLONE_NEWPID) ?
+			     errno : 0;
+		if (!out->setns)
+			fork_exec(0);
+		break;
+	case CLAIM_SECOND:
+	case CLAIM_AGAIN:
+		/* The first container claims @net in mode 3, and waits. */
+		set_mode(PIDNS_STAGE);
+		if (cni_container(net, -1, true) != 1)
+			_exit(113);
+		set_mode(mode);
+		init = find_init(net);
+		if (c == CLAIM_AGAIN) {
+			kill(init, SIGKILL);
+			/* An exiting task leaves its namespaces, and its
+			 * PID namespace dies with it. */
+			while (find_member(net))
+				usleep(10000);
+		}
+		*out = (struct outcome){ NONE, NONE, NONE, 0, 0 };
+		podman_init(net);
+		if (c == CLAIM_SECOND)
+			kill(init, SIGKILL);
+		break;
+	}
+	if (c == CLAIM_APP || c == CLAIM_SHARED_PID)
+		kill(find_init(net), SIGKILL);
+}
+
+static struct outcome want_claim(int c)
+{
+	struct outcome w = { 0, 0, 0, 0, 0 };
+
+	switch (c) {
+	case CLAIM_PODMAN:
+	case CLAIM_SECOND:
+	case CLAIM_AGAIN:
+		if (mode == PIDNS_ENFORCE)	/* clone without NEWNET */
+			w = (struct outcome){ NONE, EINVAL, NONE, 0, 0 };
+		else if (c == CLAIM_SECOND && mode == PIDNS_STAGE)
+			w = (struct outcome){ EPERM, 0, NONE, 0, 0 };
+		break;
+	case CLAIM_CNI:
+	case CLAIM_REVERSED:
+		if (mode == PIDNS_ENFORCE)	/* unshare(NEWPID) without all */
+			w = (struct outcome){ EINVAL, NONE, NONE, 0, 0 };
+		break;
+	case CLAIM_APP:
+		if (mode == PIDNS_ENFORCE)
+			w = (struct outcome){ EINVAL, NONE, NONE, 0, 0 };
+		else if (mode == PIDNS_STAGE)	/* the sandbox owns its net */
+			w.exec = EPERM;
+		break;
+	}
+	return w;
+}
+
+/*
+ * predates, joiners: a PID namespace created uncoupled in mode 0 (its
+ * init has the host's namespaces), then, in the mode under test, a new
+ * joiner: with the host's namespaces (@isolated false), or isolated at
+ * its fork and then setns() back into the host's network.
+ */
+static void seq_late_joiner(int isolated)
+{
+	int fd, host = ns_open("self", "net");
+	pid_t pid;
+
+	set_mode(PIDNS_OFF);
+	target_start(&box, CLONE_NEWPID, NULL);
+	set_mode(mode);
+	fd = box_pidns();
+	if (fd < 0 || host < 0 || setns(fd, CLONE_NEWPID))
+		_exit(114);
+	if (!isolated) {
+		fork_exec(0);
+	} else {
+		pid = raw_clone(true, NS_COUPLED);
+		if (pid < 0) {
+			out->fork = errno;
+		} else if (pid == 0) {
+			out->setns = setns(host, CLONE_NEWNET) ? errno : 0;
+			if (out->setns)
+				_exit(STILL);
+			try_exec();
+		} else {
+			out->fork = 0;
+			wait_exec(pid);
+		}
+	}
+	target_stop(&box);
+}
+
+static struct outcome want_late_joiner(bool isolated)
+{
+	if (!refuses())
+		return (struct outcome){ isolated ? 0 : NONE, 0, 0, 0, 0 };
+	if (isolated)
+		return (struct outcome){ EPERM, 0, NONE, 0, 0 };
+	return (struct outcome){ NONE, EINVAL, NONE, 0, 0 };
+}
+
+#ifndef NS_GET_PIDNS_OWNER
+struct ns_pidns_owner {
+	uint64_t pidns;
+	uint64_t flags;
+};
+#define NS_PIDNS_OWNER_CLAIMED	(1ULL << 0)
+#define NS_GET_PIDNS_OWNER	_IOR(0xb7, 0x20, struct ns_pidns_owner)
+#endif
+
+/* NS_GET_PIDNS_OWNER of @fd, as "pid:[N]" and " claimed"; false on error */
+static bool owner_of(int fd, char *buf, size_t len)
+{
+	struct ns_pidns_owner o;
+
+	if (ioctl(fd, NS_GET_PIDNS_OWNER, &o))
+		return false;
+	snprintf(buf, len, "pid:[%llu]%s", (unsigned long long)o.pidns,
+		 o.flags & NS_PIDNS_OWNER_CLAIMED ? " claimed" : "");
+	return true;
+}
+
+/*
+ * What NS_GET_PIDNS_OWNER says of podman's pinned netns, before and after
+ * the container's init claims it (mode 3), and of a PID namespace file.
+ */
+static void owner_report(void)
+{
+	char want[64], before[64] = "?", after[64] = "?", *shared;
+	int net, pid_fd, init_fd;
+	struct stat host, self;
+	pid_t pid;
+
+	shared = shared_alloc(2 * 64);
+	set_mode(PIDNS_STAGE);
+	net = pin_new(CLONE_NEWNET, "net");
+	pid_fd = ns_open("self", "pid");
+	if (pid_fd < 0 || fstat(pid_fd, &host))
+		_exit(115);
+	owner_of(net, before, sizeof(before));
+	pid = raw_clone(true, CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC);
+	if (pid == 0) {
+		init_fd = ns_open("self", "pid");
+		if (init_fd < 0 || fstat(init_fd, &self) || setns(net, CLONE_NEWNET))
+			_exit(1);
+		snprintf(shared, 64, "pid:[%llu] claimed",
+			 (unsigned long long)self.st_ino);
+		owner_of(net, shared + 64, 64);
+		_exit(0);
+	}
+	if (pid < 0 || wait_status(pid) != 0)
+		_exit(116);
+	snprintf(after, sizeof(after), "%s", shared + 64);
+	snprintf(want, sizeof(want), "pid:[%llu]", (unsigned long long)host.st_ino);
+	tap_case(!strcmp(before, want),
+		 "NS_GET_PIDNS_OWNER: a netns made on the host belongs to the host's PID namespace (%s, want %s)",
+		 before, want);
+	tap_case(!strcmp(after, shared),
+		 "NS_GET_PIDNS_OWNER: once the container's init setns() into it in mode 3, the container's, claimed (%s, want %s)",
+		 after, shared);
+	tap_case(ioctl(pid_fd, NS_GET_PIDNS_OWNER, before) < 0 && errno == EINVAL,
+		 "NS_GET_PIDNS_OWNER on a PID namespace file: EINVAL");
+	close(net);
+	close(pid_fd);
+	set_mode(mode);
+}
+
 int main(int argc, char **argv)
 {
 	static const int modes[] = {
@@ -619,6 +1023,11 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "--exit"))
 		return EXEC_OK;
+	if (argc > 2 && !strcmp(argv[1], "--pause")) {
+		(void)!write(atoi(argv[2]), "", 1);
+		for (;;)
+			pause();
+	}
 
 	printf("TAP version 13\n");
 	if (pidns_mode_read() == PIDNS_ABSENT) {
@@ -681,6 +1090,18 @@ int main(int argc, char **argv)
 		run(seq_unshare_pid, 1, false);
 		check("stage: unshare NEWPID, an init, then a second fork with the outside's (a joiner)",
 		      false, want_unshare_pid(true));
+		for (j = 0; j < CLAIM_NR; j++) {
+			run(seq_claim, j, false);
+			check(claim_names[j], false, want_claim(j));
+		}
+		run(seq_claim, CLAIM_REVERSED, true);
+		check(claim_names[CLAIM_REVERSED], true, want_claim(CLAIM_REVERSED));
+		run(seq_late_joiner, 0, false);
+		check("predates: a new joiner of a PID namespace made in mode 0 forks with the host's, exec",
+		      false, want_late_joiner(false));
+		run(seq_late_joiner, 1, false);
+		check("predates: a new joiner of a PID namespace made in mode 0 forks isolated, setns back to the host's net, exec",
+		      false, want_late_joiner(true));
 		if (mode >= PIDNS_ENFORCE) {
 			/*
 			 * The log is rate limited (10 lines in 5 s for
@@ -703,6 +1124,9 @@ int main(int argc, char **argv)
 				 mode);
 		}
 	}
+
+	mode = PIDNS_STAGE;
+	owner_report();
 
 	/* The refusals were logged as the documentation says. */
 	/* execveat(fd, "", AT_EMPTY_PATH) runs "/dev/fd/N". */
