@@ -159,6 +159,14 @@ struct nsrec {
 	bool had_task;		/* pid: a task of the test was seen in it */
 };
 
+/* A task's namespaces by inode, 0 where unreadable. */
+struct taskns {
+	uint64_t ino[NST_N];
+};
+
+#define TASKS_MAX	1024
+#define SCAN_REQUEST	'S'	/* a chain asks the driver to read /proc */
+
 /* What the execve() probe and its new image exit with. */
 enum {
 	PROBE_OWN = 20,		/* it ran; every namespace is the task's own */
@@ -226,12 +234,22 @@ struct state {
 		struct where w;
 		uint64_t ino, from, to;
 		int type, why;
+		char members[160];	/* who was in it, when seen */
 	} claim_list[LIST_MAX];
 	uint64_t bad[PROBE_END - PROBE_OWN];
 	uint64_t nsrec_full, fake_next;
 	struct example bad_list[2][LIST_MAX];	/* of part 1, of part 2 */
 	uint64_t nbad[2];
 	struct where pending;		/* the probe in execve(), for its image */
+	/*
+	 * /proc as the driver reads it for a chain: root in the initial user
+	 * namespace sees every task's namespaces, a task in a user namespace
+	 * of its own only those of its namespace (commoncap's ptrace check).
+	 */
+	struct taskns scan[TASKS_MAX];
+	int scan_n;
+	char scan_self[32];		/* the asking task, as /proc names it */
+	uint64_t scan_pidc;		/* and its pid_for_children */
 	struct nsrec ns[NSREC_MAX];
 };
 
@@ -331,6 +349,7 @@ static void nsrec_note(uint64_t ino, int type, uint64_t owner, int mode)
 	e->type = type;
 	e->owner = owner;
 	e->mode = mode;
+	e->had_task = false;
 	__atomic_store_n(&e->ino, ino, __ATOMIC_RELEASE);
 }
 
@@ -346,7 +365,24 @@ static void nsrec_note(uint64_t ino, int type, uint64_t owner, int mode)
  * the processes that knew the old ones are gone.
  */
 static uint64_t pidc_fake;		/* this process's pid_for_children */
+static uint64_t pidc_named;		/* its inode, once the kernel named it */
 static uint64_t fake_was, fake_is;	/* the last one given its inode */
+
+/*
+ * Record @real as the PID namespace known so far as @f: a task may have
+ * been seen in it already (its record then has the same parent).
+ */
+static void nsrec_rename(const struct nsrec *f, uint64_t real)
+{
+	struct nsrec *r = nsrec_find(real, false);
+	bool had = r && r->type == NST_PID && r->had_task &&
+		   r->owner == f->owner;
+
+	nsrec_note(real, NST_PID, f->owner, f->mode);
+	r = nsrec_find(real, false);
+	if (r && had)
+		r->had_task = true;
+}
 
 static void pidc_settle(uint64_t real)
 {
@@ -354,13 +390,33 @@ static void pidc_settle(uint64_t real)
 	size_t i;
 
 	if (f)
-		nsrec_note(real, NST_PID, f->owner, f->mode);
+		nsrec_rename(f, real);
 	for (i = 0; i < NSREC_MAX; i++)
 		if (st->ns[i].ino && st->ns[i].owner == pidc_fake)
 			st->ns[i].owner = real;
 	fake_was = pidc_fake;
 	fake_is = real;
 	pidc_fake = 0;
+}
+
+/*
+ * The kernel named the PID namespace that this process calls @fake (its
+ * pid_for_children, before it has an init): NS_GET_PIDNS_OWNER of a
+ * namespace it owns returns its inode, @real. Give the records that inode,
+ * and use it from now on.
+ */
+static void fake_named(uint64_t fake, uint64_t real)
+{
+	struct nsrec *f = nsrec_find(fake, false);
+	size_t i;
+
+	if (f)
+		nsrec_rename(f, real);
+	for (i = 0; i < NSREC_MAX; i++)
+		if (st->ns[i].ino && st->ns[i].owner == fake)
+			st->ns[i].owner = real;
+	if (pidc_fake == fake)
+		pidc_named = real;
 }
 
 /* What @ino is now: the real inode of a made-up one that was settled. */
@@ -381,6 +437,8 @@ static int view_read(struct view *v)
 		snprintf(path, sizeof(path), "/proc/self/ns/%s", nst_file[i]);
 		if (stat(path, &s) == 0) {
 			v->ino[i] = s.st_ino;
+		} else if (i == NST_PIDC && pidc_named) {
+			v->ino[i] = pidc_named;
 		} else if (i == NST_PIDC) {
 			if (!pidc_fake)
 				pidc_fake = 1ULL << 62 |
@@ -391,8 +449,13 @@ static int view_read(struct view *v)
 			return -1;
 		}
 	}
-	if (pidc_fake && v->ino[NST_PIDC] != pidc_fake)
+	if (pidc_named) {
+		/* Readable now, or moved: the made-up number is done with. */
+		if (v->ino[NST_PIDC] != pidc_named || stat(path, &s) == 0)
+			pidc_fake = pidc_named = 0;
+	} else if (pidc_fake && v->ino[NST_PIDC] != pidc_fake) {
 		pidc_settle(v->ino[NST_PIDC]);
+	}
 	p = nsrec_find(v->ino[NST_PID], false);
 	if (p && p->type == NST_PID && !p->had_task)
 		p->had_task = true;
@@ -402,7 +465,7 @@ static int view_read(struct view *v)
 /* A successful setns() that may have moved pid_for_children. */
 static void pidc_moved(void)
 {
-	pidc_fake = 0;
+	pidc_fake = pidc_named = 0;
 }
 
 /*
@@ -491,33 +554,40 @@ static bool owns(uint64_t pid, uint64_t owner, bool *untracked)
  */
 static bool joined;
 
-/* A task's namespaces by inode, 0 where unreadable. */
-struct taskns {
-	uint64_t ino[NST_N];
-};
-
-#define TASKS_MAX	1024
 
 /* The pid_for_children of this process, which /proc may not show yet. */
 static uint64_t self_pidc;
 
-/* Every task that the test can read, into @t: how many, or -1. */
-static int tasks_read(struct taskns *t)
+/* Whether this process is a chain's, whose driver answers SCAN_REQUEST */
+static bool in_chain;
+
+/* This task as /proc names it (gettid() is in its own PID namespace) */
+static void self_name(char *buf, size_t len)
+{
+	char path[64];
+	ssize_t i = readlink("/proc/thread-self", path, sizeof(path) - 1);
+
+	buf[0] = '\0';
+	if (i > 0) {
+		path[i] = '\0';
+		snprintf(buf, len, "%s", strrchr(path, '/') + 1);
+	}
+}
+
+/*
+ * Every task that the caller can read, into @t (task @self, whose
+ * pid_for_children /proc may not show yet, has @pidc): how many, or -1.
+ */
+static int tasks_read_as(struct taskns *t, const char *self, uint64_t pidc)
 {
 	DIR *proc = opendir("/proc"), *task;
 	struct dirent *p, *d;
-	char path[600], self[32] = "";
+	char path[600];
 	struct stat s;
 	int n = 0, i;
 
 	if (!proc)
 		return -1;
-	/* This process as /proc names it (getpid() is in its own PID namespace) */
-	i = (int)readlink("/proc/thread-self", path, sizeof(path) - 1);
-	if (i > 0) {
-		path[i] = '\0';
-		snprintf(self, sizeof(self), "%s", strrchr(path, '/') + 1);
-	}
 	while ((p = readdir(proc))) {
 		if (p->d_name[0] < '1' || p->d_name[0] > '9')
 			continue;
@@ -537,7 +607,7 @@ static int tasks_read(struct taskns *t)
 				t[n].ino[i] = stat(path, &s) ? 0 : s.st_ino;
 			}
 			if (!strcmp(d->d_name, self) && !t[n].ino[NST_PIDC])
-				t[n].ino[NST_PIDC] = self_pidc;
+				t[n].ino[NST_PIDC] = pidc;
 			if (t[n].ino[NST_PID])
 				n++;
 		}
@@ -549,6 +619,27 @@ static int tasks_read(struct taskns *t)
 }
 
 /*
+ * Every task's namespaces, into @t: read by the driver for a chain (see
+ * struct state), by this process otherwise (the random calls of part 1,
+ * whose namespaces no PID namespace can claim). How many, or -1.
+ */
+static int tasks_read(struct taskns *t)
+{
+	char self[32], byte = SCAN_REQUEST;
+
+	self_name(self, sizeof(self));
+	if (!in_chain)
+		return tasks_read_as(t, self, self_pidc);
+	snprintf(st->scan_self, sizeof(st->scan_self), "%s", self);
+	st->scan_pidc = self_pidc;
+	if (write(req_wr, &byte, 1) != 1 || read(ack_rd, &byte, 1) != 1)
+		return -1;
+	if (st->scan_n > 0)
+		memcpy(t, st->scan, (size_t)st->scan_n * sizeof(*t));
+	return st->scan_n;
+}
+
+/*
  * Whether PID namespace @pid has a task, or has not had one yet (it is
  * being built); the initial one always.
  */
@@ -557,7 +648,7 @@ static bool pidns_live(uint64_t pid, const struct taskns *t, int n)
 	struct nsrec *e = nsrec_find(pid, false);
 	int k;
 
-	if (pid == st->host_pid || (e && !e->had_task))
+	if (pid == st->host_pid || (e && e->type == NST_PID && !e->had_task))
 		return true;
 	for (k = 0; k < n; k++)
 		if (t[k].ino[NST_PID] == pid)
@@ -665,8 +756,20 @@ static void claim_bad(const struct where *w, int type, uint64_t ino,
 		      uint64_t from, uint64_t to, int why)
 {
 	uint64_t n = __atomic_fetch_add(&st->claims_bad, 1, __ATOMIC_SEQ_CST);
+	static struct taskns t[TASKS_MAX];
+	int k, m, len = 0;
 
 	if (n < LIST_MAX) {
+		/* Each member's PID namespace and pid_for_children, by /proc */
+		m = tasks_read(t);
+		st->claim_list[n].members[0] = '\0';
+		for (k = 0; k < m; k++)
+			if (t[k].ino[type] == ino && len < 140)
+				len += snprintf(st->claim_list[n].members + len,
+						sizeof(st->claim_list[n].members) - (size_t)len,
+						" %llu/%llu",
+						(unsigned long long)t[k].ino[NST_PID] % 100000,
+						(unsigned long long)t[k].ino[NST_PIDC] % 100000);
 		st->claim_list[n].w = *w;
 		st->claim_list[n].type = type;
 		st->claim_list[n].ino = ino;
@@ -739,10 +842,28 @@ static void owners_sync(const struct where *w)
 
 	if (view_read(&v) < 0)
 		return;
+	self_pidc = v.ino[NST_PIDC];
 	for (i = NST_MNT; i <= NST_NET; i++) {
 		struct nsrec *e = nsrec_find(v.ino[i], false);
 		uint64_t k = kernel_owner(i);
 
+		struct nsrec *o = nsrec_find(k, false);
+		bool fake = (pidc_fake >> 62) == 1 && !pidc_named;
+
+		if (e && e->type == i && k && e->owner == pidc_fake && fake) {
+			fake_named(pidc_fake, k);
+			continue;
+		}
+		/*
+		 * A claim for a PID namespace the test knows by a made-up
+		 * number only: this process's pid_for_children, claiming at
+		 * a fork into it (there is no other it could claim for).
+		 */
+		if (e && e->type == i && k && k != e->owner && fake &&
+		    (!o || o->type != NST_PID))
+			fake_named(pidc_fake, k);
+		if (pidc_named && v.ino[NST_PIDC] == pidc_fake)
+			self_pidc = pidc_named;
 		if (e && e->type == i && k && k != e->owner)
 			claim_seen(w, e, i, k);
 	}
@@ -874,8 +995,11 @@ static int probe_main(const char *fd, const char *was_joined,
 		else if (!made && (predicted & nst_flag[i]))
 			claim_bad(&st->pending, i, v.ino[i], e ? e->owner : 0,
 				  j.pid, CLAIM_MISSED);
-		if (made)
-			claim_seen(&st->pending, e, i, k);
+		if (made) {
+			/* Its members were read before execve(), for the prediction. */
+			__atomic_fetch_add(&st->claims[1], 1, __ATOMIC_SEQ_CST);
+			e->owner = k;
+		}
 	}
 	judge_claimed(&j, predicted);
 	m = j.mode & 3;
@@ -1481,6 +1605,7 @@ static void __attribute__((noreturn)) chain_run(struct chain *c)
 	int s, w;
 
 	setpgid(0, 0);
+	in_chain = true;
 	if (c->unpriv)
 		become_user(1000);
 	for (; c->done < c->len && chain_step_left(); c->done++) {
@@ -1529,7 +1654,12 @@ static int chain_serve(pid_t pid)
 		}
 		if (p[1].revents & POLLIN) {
 			if (read(req_rd, &mode, 1) == 1) {
-				mode_now(mode);
+				if (mode == SCAN_REQUEST)
+					st->scan_n = tasks_read_as(st->scan,
+								   st->scan_self,
+								   st->scan_pidc);
+				else
+					mode_now(mode);
 				if (write(ack_wr, &mode, 1) != 1) {
 					printf("Bail out! cannot answer a chain\n");
 					exit(1);
@@ -1797,10 +1927,10 @@ static void report(uint64_t calls, uint64_t steps, int hung, int died)
 	for (i = 0; i < LIST_MAX && i < st->claims_bad; i++) {
 		const typeof(st->claim_list[0]) *x = &st->claim_list[i];
 
-		tap_diag("claim counterexample: %s [%llu] from pid:[%llu] to pid:[%llu]: %s; %s %llu, step %d%s%s",
+		tap_diag("claim counterexample: %s [%llu] from pid:[%llu] to pid:[%llu]: %s (members, pid/pid_for_children:%s); %s %llu, step %d%s%s",
 			 nst_file[x->type], (unsigned long long)x->ino,
 			 (unsigned long long)x->from, (unsigned long long)x->to,
-			 claim_why[x->why], x->w.kind == FUZZ_CALLS ? "chain" : "call",
+			 claim_why[x->why], x->members, x->w.kind == FUZZ_CALLS ? "chain" : "call",
 			 (unsigned long long)x->w.call, x->w.step,
 			 x->w.kind == FUZZ_CALLS ? "; steps: " : "",
 			 x->w.kind == FUZZ_CALLS ? x->w.history : "");

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * claimcost THREADS ROUNDS: what a claim costs (tests/bench --claim), in
+ * stage mode. A claim walks every thread of the system until the first
+ * outsider, so each measure runs with no extra threads and then with
+ * THREADS sleeping threads in one host process:
+ *
+ *  - own: a container's init setns() into a network namespace that its
+ *    PID namespace already owns (no claim: the comparison alone);
+ *  - made: the init setns() into a network namespace made on the host,
+ *    pinned and left (podman's pattern): a claim that walks every thread
+ *    and succeeds;
+ *  - refused: the same, with a host process in the namespace that was
+ *    started after the threads (the last task the walk meets): a claim
+ *    that walks every thread and fails (EPERM).
+ *
+ * Prints "claim MEASURE THREADS NS" lines (the median of ROUNDS, in ns of
+ * guest time; under -icount shift=0 one ns is one instruction), for
+ * tests/bench to read, and TAP.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "guestlib.h"
+#include "tap.h"
+
+#define ROUNDS_MAX	64
+
+static long long *shared;	/* the child's measure, or -errno */
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* A network namespace made here, pinned by the returned fd, and left. */
+static int pin_netns(void)
+{
+	int old = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC), fd;
+
+	if (old < 0 || unshare(CLONE_NEWNET))
+		return -1;
+	fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (setns(old, CLONE_NEWNET))
+		return -1;
+	close(old);
+	return fd;
+}
+
+enum measure { OWN, MADE, REFUSED, MEASURES };
+static const char *const names[] = { "own", "made", "refused" };
+
+/* One container init that times its setns() into @net (or its own). */
+static long long one(enum measure m, int net)
+{
+	pid_t pid = raw_clone(true, CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC);
+	long long t;
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		if (m == OWN) {
+			if (unshare(CLONE_NEWNET))
+				_exit(1);
+			net = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+			if (net < 0 || unshare(CLONE_NEWNET))
+				_exit(1);
+		}
+		t = now_ns();
+		if (setns(net, CLONE_NEWNET))
+			*shared = -errno;
+		else
+			*shared = now_ns() - t;
+		_exit(0);
+	}
+	waitpid(pid, NULL, 0);
+	return *shared;
+}
+
+static void *sleeper(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* A process with @n sleeping threads; its pid. */
+static pid_t threads(int n)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	int ready[2], i;
+	pid_t pid;
+	char c;
+
+	if (pipe(ready))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		pthread_attr_init(&attr);
+		pthread_attr_setstacksize(&attr, 16384);
+		for (i = 0; i < n; i++)
+			if (pthread_create(&t, &attr, sleeper, NULL))
+				break;
+		c = i == n ? 'y' : 'n';
+		(void)!write(ready[1], &c, 1);
+		for (;;)
+			pause();
+	}
+	if (read(ready[0], &c, 1) != 1 || c != 'y') {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	return pid;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median of @rounds measures of @m (own or made), or -errno. */
+static long long measure(enum measure m, int rounds)
+{
+	long long v[ROUNDS_MAX];
+	int r, net = -1;
+
+	for (r = 0; r < rounds; r++) {
+		if (m == MADE && (net = pin_netns()) < 0)
+			return -errno;
+		v[r] = one(m, net);
+		if (net >= 0)
+			close(net);
+		if (v[r] < 0)
+			return v[r];
+	}
+	qsort(v, rounds, sizeof(v[0]), cmp);
+	return v[rounds / 2];
+}
+
+/*
+ * The refused claim: a host process started last is in the namespace, so
+ * the walk meets every thread before it; the init's setns() fails.
+ */
+static long long measure_refused(int rounds)
+{
+	long long v[ROUNDS_MAX], t;
+	pid_t outsider, pid;
+	int r, net;
+
+	for (r = 0; r < rounds; r++) {
+		net = pin_netns();
+		if (net < 0)
+			return -errno;
+		outsider = fork();
+		if (outsider == 0) {
+			if (setns(net, CLONE_NEWNET))
+				_exit(1);
+			for (;;)
+				pause();
+		}
+		usleep(20000);
+		pid = raw_clone(true, CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC);
+		if (pid == 0) {
+			t = now_ns();
+			*shared = setns(net, CLONE_NEWNET) ? now_ns() - t : -1;
+			_exit(0);
+		}
+		waitpid(pid, NULL, 0);
+		kill(outsider, SIGKILL);
+		waitpid(outsider, NULL, 0);
+		close(net);
+		if (*shared < 0)
+			return -EINVAL;
+		v[r] = *shared;
+	}
+	qsort(v, rounds, sizeof(v[0]), cmp);
+	return v[rounds / 2];
+}
+
+int main(int argc, char **argv)
+{
+	int nthreads = argc > 1 ? atoi(argv[1]) : 10000;
+	int rounds = argc > 2 ? atoi(argv[2]) : 9, pass, m;
+	long long r[2][MEASURES];
+	pid_t helper = 0;
+
+	if (rounds < 1 || rounds > ROUNDS_MAX)
+		rounds = 9;
+	printf("TAP version 13\n");
+	shared = shared_alloc(sizeof(*shared));
+	set_mode(PIDNS_STAGE);
+	for (pass = 0; pass < 2; pass++) {
+		if (pass == 1) {
+			helper = threads(nthreads);
+			tap_case(helper > 0, "%d sleeping threads in one host process",
+				 nthreads);
+			if (helper < 0)
+				break;
+		}
+		for (m = 0; m < MEASURES; m++) {
+			r[pass][m] = m == REFUSED ? measure_refused(rounds) :
+						    measure(m, rounds);
+			tap_case(r[pass][m] >= 0,
+				 "claim %s with %d extra threads: median %lld ns of %d rounds",
+				 names[m], pass ? nthreads : 0, r[pass][m], rounds);
+			printf("claim %s %d %lld\n", names[m],
+			       pass ? nthreads : 0, r[pass][m]);
+		}
+	}
+	if (helper > 0) {
+		kill(helper, SIGKILL);
+		waitpid(helper, NULL, 0);
+	}
+	set_mode(PIDNS_ENFORCE);
+	tap_plan_end();
+	return tap_failed ? 1 : 0;
+}
