@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -43,7 +44,17 @@ enum {
 	OPT_MATRIX,
 	OPT_JSON,
 	OPT_SHOW_IDS,
+	OPT_OWNERS,
 };
+
+#ifndef NS_GET_PIDNS_OWNER
+struct ns_pidns_owner {
+	uint64_t pidns;
+	uint64_t flags;
+};
+#define NS_PIDNS_OWNER_CLAIMED	(1ULL << 0)
+#define NS_GET_PIDNS_OWNER	_IOR(0xb7, 0x20, struct ns_pidns_owner)
+#endif
 
 static void __attribute__((noreturn)) usage(void)
 {
@@ -62,6 +73,9 @@ static void __attribute__((noreturn)) usage(void)
 	       "     --show-ids             print the child's PID at every level, its PID\n"
 	       "                              namespace (device:inode) and its pidfd\n"
 	       "     --policy               print kernel.pidns_coupling and exit\n"
+	       "     --owners [<file>...]   print the PID namespace that each mount, IPC or\n"
+	       "                              network namespace file belongs to (default: this\n"
+	       "                              process's), and whether it was claimed, and exit\n"
 	       "     --list-flags           print the namespace flag table and exit\n"
 	       "     --matrix               print the kernel's verdict on each combination\n"
 	       "                              of the coupled flags through --syscall, and exit\n"
@@ -109,6 +123,56 @@ static void print_policy(void)
 		printf("kernel.pidns_coupling = %d (unknown mode)\n", mode);
 		break;
 	}
+}
+
+/*
+ * nsclone --owners: what the state checks compare. Returns the exit status:
+ * 1 if a file could not be read or the kernel does not say.
+ */
+static int print_owners(char **files, int nfiles)
+{
+	static char *self[] = {
+		"/proc/self/ns/mnt", "/proc/self/ns/ipc", "/proc/self/ns/net",
+	};
+	int i, ret = EXIT_SUCCESS;
+
+	if (!nfiles) {
+		files = self;
+		nfiles = 3;
+	}
+	for (i = 0; i < nfiles; i++) {
+		struct ns_pidns_owner o;
+		char link[64] = "";
+		struct stat st;
+		int fd = open(files[i], O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0 || fstat(fd, &st) < 0) {
+			warn("cannot open %s", files[i]);
+			ret = EXIT_FAILURE;
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		if (readlink(files[i], link, sizeof(link) - 1) < 0)
+			snprintf(link, sizeof(link), "[%lu]", (unsigned long)st.st_ino);
+		if (ioctl(fd, NS_GET_PIDNS_OWNER, &o) < 0) {
+			if (errno == ENOTTY)
+				warnx("%s: this kernel does not report owners (no NS_GET_PIDNS_OWNER)",
+				      files[i]);
+			else if (errno == EINVAL)
+				warnx("%s: not a mount, IPC or network namespace",
+				      files[i]);
+			else
+				warn("%s: cannot read its owner", files[i]);
+			ret = EXIT_FAILURE;
+		} else {
+			printf("%s: %s belongs to pid:[%llu]%s\n", files[i], link,
+			       (unsigned long long)o.pidns,
+			       o.flags & NS_PIDNS_OWNER_CLAIMED ? ", claimed" : "");
+		}
+		close(fd);
+	}
+	return ret;
 }
 
 static void list_flags(void)
@@ -377,6 +441,7 @@ int main(int argc, char **argv)
 		{ "matrix", no_argument, NULL, OPT_MATRIX },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "show-ids", no_argument, NULL, OPT_SHOW_IDS },
+		{ "owners", no_argument, NULL, OPT_OWNERS },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -386,7 +451,7 @@ int main(int argc, char **argv)
 	static char *default_argv[] = { "/bin/sh", NULL };
 	enum syscall_kind kind = SYS_KIND_CLONE3;
 	int c, mount_proc = 0, root = 0, sync_pipe[2] = { -1, -1 };
-	int matrix = 0, json = 0, ids = 0, pidfd = -1;
+	int matrix = 0, json = 0, ids = 0, owners = 0, pidfd = -1;
 	uid_t uid = getuid();
 	gid_t gid = getgid();
 	uint64_t flags = 0;
@@ -447,6 +512,9 @@ int main(int argc, char **argv)
 		case OPT_SHOW_IDS:
 			ids = 1;
 			break;
+		case OPT_OWNERS:
+			owners = 1;
+			break;
 		case 'h':
 			usage();
 		case 'V':
@@ -464,6 +532,10 @@ int main(int argc, char **argv)
 	if (kind == SYS_KIND_CLONE && (flags & CLONE_NEWTIME))
 		errx(EXIT_FAILURE, "--time and --syscall=clone are mutually exclusive: use clone3 or unshare");
 
+	if (owners && (flags || matrix || ids || root))
+		errx(EXIT_FAILURE, "--owners takes namespace files, not namespace options");
+	if (owners)
+		return print_owners(argv + optind, argc - optind);
 	if (json && !matrix)
 		errx(EXIT_FAILURE, "--json goes with --matrix");
 	if (matrix && (flags & (CLONE_NEWPID | NS_COUPLED | CLONE_NEWCONTAINER)))

@@ -369,19 +369,18 @@ static uint64_t pidc_named;		/* its inode, once the kernel named it */
 static uint64_t fake_was, fake_is;	/* the last one given its inode */
 
 /*
- * Record @real as the PID namespace known so far as @f: a task may have
- * been seen in it already (its record then has the same parent).
+ * Record @real as the PID namespace known so far as @f. @had: whether it
+ * has had an init (its pid_for_children file can be read once it has; a
+ * record of the same inode from a namespace that is gone says nothing).
  */
-static void nsrec_rename(const struct nsrec *f, uint64_t real)
+static void nsrec_rename(const struct nsrec *f, uint64_t real, bool had)
 {
-	struct nsrec *r = nsrec_find(real, false);
-	bool had = r && r->type == NST_PID && r->had_task &&
-		   r->owner == f->owner;
+	struct nsrec *r;
 
 	nsrec_note(real, NST_PID, f->owner, f->mode);
 	r = nsrec_find(real, false);
-	if (r && had)
-		r->had_task = true;
+	if (r)
+		r->had_task = had;
 }
 
 static void pidc_settle(uint64_t real)
@@ -390,7 +389,7 @@ static void pidc_settle(uint64_t real)
 	size_t i;
 
 	if (f)
-		nsrec_rename(f, real);
+		nsrec_rename(f, real, true);
 	for (i = 0; i < NSREC_MAX; i++)
 		if (st->ns[i].ino && st->ns[i].owner == pidc_fake)
 			st->ns[i].owner = real;
@@ -411,7 +410,7 @@ static void fake_named(uint64_t fake, uint64_t real)
 	size_t i;
 
 	if (f)
-		nsrec_rename(f, real);
+		nsrec_rename(f, real, false);
 	for (i = 0; i < NSREC_MAX; i++)
 		if (st->ns[i].ino && st->ns[i].owner == fake)
 			st->ns[i].owner = real;

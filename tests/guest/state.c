@@ -1008,6 +1008,21 @@ static void owner_report(void)
 		 after, shared);
 	tap_case(ioctl(pid_fd, NS_GET_PIDNS_OWNER, before) < 0 && errno == EINVAL,
 		 "NS_GET_PIDNS_OWNER on a PID namespace file: EINVAL");
+	{
+		char line[256] = "", expect[80];
+		FILE *f = popen("nsclone --owners /proc/self/ns/net", "r");
+
+		if (f && !fgets(line, sizeof(line), f))
+			line[0] = '\0';
+		if (f)
+			pclose(f);
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(expect, sizeof(expect), "belongs to pid:[%llu]",
+			 (unsigned long long)host.st_ino);
+		tap_case(strstr(line, expect) != NULL,
+			 "nsclone --owners names the initial PID namespace as the owner of the host's network (%s)",
+			 line);
+	}
 	close(net);
 	close(pid_fd);
 	set_mode(mode);
