@@ -47,14 +47,6 @@ enum {
 	OPT_OWNERS,
 };
 
-#ifndef NS_GET_PIDNS_OWNER
-struct ns_pidns_owner {
-	uint64_t pidns;
-	uint64_t flags;
-};
-#define NS_PIDNS_OWNER_CLAIMED	(1ULL << 0)
-#define NS_GET_PIDNS_OWNER	_IOR(0xb7, 0x20, struct ns_pidns_owner)
-#endif
 
 static void __attribute__((noreturn)) usage(void)
 {

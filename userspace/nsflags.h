@@ -17,6 +17,21 @@
 #define CLONE_NEWCONTAINER	0x00000040
 #endif
 
+/*
+ * NS_GET_PIDNS_OWNER (patch 16), for headers older than the series: the
+ * PID namespace a mount, IPC or network namespace file belongs to.
+ */
+#include <linux/nsfs.h>
+#ifndef NS_GET_PIDNS_OWNER
+struct ns_pidns_owner {
+	uint64_t pidns;
+	uint64_t flags;
+};
+
+#define NS_PIDNS_OWNER_CLAIMED	(1ULL << 0)
+#define NS_GET_PIDNS_OWNER	_IOR(0xb7, 0x20, struct ns_pidns_owner)
+#endif
+
 /* What a request for CLONE_NEWPID must also ask for in enforce mode. */
 #define NS_COUPLED	((uint64_t)(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET))
 /* What CLONE_NEWCONTAINER stands for. */

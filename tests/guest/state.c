@@ -947,15 +947,6 @@ static struct outcome want_late_joiner(bool isolated)
 	return (struct outcome){ NONE, EINVAL, NONE, 0, 0 };
 }
 
-#ifndef NS_GET_PIDNS_OWNER
-struct ns_pidns_owner {
-	uint64_t pidns;
-	uint64_t flags;
-};
-#define NS_PIDNS_OWNER_CLAIMED	(1ULL << 0)
-#define NS_GET_PIDNS_OWNER	_IOR(0xb7, 0x20, struct ns_pidns_owner)
-#endif
-
 /* NS_GET_PIDNS_OWNER of @fd, as "pid:[N]" and " claimed"; false on error */
 static bool owner_of(int fd, char *buf, size_t len)
 {
