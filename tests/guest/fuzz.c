@@ -853,7 +853,6 @@ static void owners_sync(const struct where *w)
 		struct nsrec *e = nsrec_find(v.ino[i], false);
 		uint64_t k = kernel_owner(i);
 
-		struct nsrec *o = nsrec_find(k, false);
 		bool fake = (pidc_fake >> 62) == 1 && !pidc_named;
 
 		if (e && e->type == i && k && e->owner == pidc_fake && fake) {
@@ -861,12 +860,14 @@ static void owners_sync(const struct where *w)
 			continue;
 		}
 		/*
-		 * A claim for a PID namespace the test knows by a made-up
-		 * number only: this process's pid_for_children, claiming at
-		 * a fork into it (there is no other it could claim for).
+		 * A claim for a PID namespace that is neither this process's
+		 * nor its pid_for_children as /proc shows them: the claimer is
+		 * its pid_for_children, known by a made-up number only (the
+		 * fork into it claimed), whatever an old record of the same
+		 * inode says.
 		 */
 		if (e && e->type == i && k && k != e->owner && fake &&
-		    (!o || o->type != NST_PID))
+		    k != v.ino[NST_PID] && k != v.ino[NST_PIDC])
 			fake_named(pidc_fake, k);
 		if (pidc_named && v.ino[NST_PIDC] == pidc_fake)
 			self_pidc = pidc_named;
