@@ -658,6 +658,40 @@ static bool model_owns(uint64_t pid, int type, uint64_t ino)
 	return e && e->type == type && owns(pid, e->owner, &untracked);
 }
 
+/* Why a claim breaks the rule (0: it does not) */
+enum { CLAIM_INITIAL = 1, CLAIM_NOT_ANCESTOR, CLAIM_OUTSIDER,
+       CLAIM_UNPREDICTED, CLAIM_MISSED };
+
+/*
+ * The rule of policy.md for PID namespace @pid and namespace @e of @type,
+ * with the tasks @t (@n of them): 0 if @pid may claim it, or why not.
+ * @owner: the owner it was judged by (@e's, or its nearest live ancestor).
+ */
+static int claim_rule(uint64_t pid, const struct nsrec *e, int type,
+		      const struct taskns *t, int n, uint64_t *owner)
+{
+	bool untracked = false;
+	struct nsrec *o;
+	int k;
+
+	if (e->ino == hostv.ino[type])
+		return CLAIM_INITIAL;
+	for (*owner = e->owner; !pidns_live(*owner, t, n); *owner = o->owner) {
+		o = nsrec_find(*owner, false);
+		if (!o || o->type != NST_PID)
+			return CLAIM_NOT_ANCESTOR;
+	}
+	if (!owns(*owner, pid, &untracked))
+		return CLAIM_NOT_ANCESTOR;
+	for (k = 0; k < n; k++)
+		if (t[k].ino[type] == e->ino &&
+		    !owns(pid, t[k].ino[NST_PID], &untracked) &&
+		    !(t[k].ino[NST_PIDC] &&
+		      owns(pid, t[k].ino[NST_PIDC], &untracked)))
+			return CLAIM_OUTSIDER;
+	return 0;
+}
+
 /*
  * The claim, as policy.md states it: whether PID namespace @pid may take
  * namespace @ino of @type, which it does not own. Never one of
@@ -668,35 +702,21 @@ static bool model_owns(uint64_t pid, int type, uint64_t ino)
 static bool model_claimable(uint64_t pid, int type, uint64_t ino)
 {
 	static struct taskns t[TASKS_MAX];
-	struct nsrec *e = nsrec_find(ino, false), *o;
+	struct nsrec *e = nsrec_find(ino, false);
 	bool untracked = false;
 	uint64_t owner;
-	int n, k;
+	int n, why;
 
-	if (!e || e->type != type || ino == hostv.ino[type])
+	if (!e || e->type != type)
 		return false;
 	n = tasks_read(t);
 	if (n < 0)
 		return false;
-	for (owner = e->owner; !pidns_live(owner, t, n); owner = o->owner) {
-		o = nsrec_find(owner, false);
-		if (!o || o->type != NST_PID)
-			return false;
-	}
-	if (owns(pid, owner, &untracked))
-		return true;
-	if (!owns(owner, pid, &untracked))
-		return false;
-	for (k = 0; k < n; k++) {
-		if (t[k].ino[type] != ino ||
-		    owns(pid, t[k].ino[NST_PID], &untracked) ||
-		    (t[k].ino[NST_PIDC] &&
-		     owns(pid, t[k].ino[NST_PIDC], &untracked)))
-			continue;
+	why = claim_rule(pid, e, type, t, n, &owner);
+	if (why == CLAIM_OUTSIDER)
 		__atomic_fetch_add(&st->claims[0], 1, __ATOMIC_SEQ_CST);
-		return false;
-	}
-	return true;
+	/* An owner below @pid: its own already, as the kernel sees it */
+	return !why || (why == CLAIM_NOT_ANCESTOR && owns(pid, owner, &untracked));
 }
 
 /*
@@ -727,9 +747,6 @@ static uint64_t kernel_owner(int type)
 	return err ? 0 : o.pidns;
 }
 
-/* Why a claim that the kernel made breaks the rule */
-enum { CLAIM_INITIAL = 1, CLAIM_NOT_ANCESTOR, CLAIM_OUTSIDER,
-       CLAIM_UNPREDICTED, CLAIM_MISSED };
 static const char *const claim_why[] = {
 	"", "an initial namespace", "its owner is no ancestor of the claimer",
 	"a member outside the claimer was in it",
@@ -775,10 +792,9 @@ static void claim_seen(const struct where *w, struct nsrec *e, int type,
 		       uint64_t to)
 {
 	static struct taskns t[TASKS_MAX];
-	bool untracked = false;
-	uint64_t owner = e->owner;
+	uint64_t owner;
 	struct nsrec *o;
-	int n, k;
+	int n, k, why;
 
 	__atomic_fetch_add(&st->claims[1], 1, __ATOMIC_SEQ_CST);
 	k = (int)(__atomic_fetch_add(&st->claim_n, 1, __ATOMIC_SEQ_CST) % 64);
@@ -793,43 +809,25 @@ static void claim_seen(const struct where *w, struct nsrec *e, int type,
 		__atomic_fetch_add(&st->claims_unread, 1, __ATOMIC_SEQ_CST);
 		goto out;
 	}
-	if (e->ino == hostv.ino[type]) {
-		claim_bad(w, type, e->ino, e->owner, to, CLAIM_INITIAL);
+	why = claim_rule(to, e, type, t, n, &owner);
+	if (!why)
 		goto out;
-	}
-	for (; !pidns_live(owner, t, n); owner = o->owner) {
-		o = nsrec_find(owner, false);
-		if (!o || o->type != NST_PID)
-			break;
-	}
-	if (!owns(owner, to, &untracked)) {
-		claim_bad(w, type, e->ino, e->owner, to, CLAIM_NOT_ANCESTOR);
+	claim_bad(w, type, e->ino, e->owner, to, why);
+	k = (int)(st->claims_bad - 1);
+	if (why == CLAIM_NOT_ANCESTOR && k < LIST_MAX) {
 		/* How the table sees the owner's line, for the diagnosis */
-		k = (int)(st->claims_bad - 1);
-		if (k < LIST_MAX) {
-			char *b = st->claim_list[k].members;
-			size_t len = strlen(b);
+		char *b = st->claim_list[k].members;
+		size_t len = strlen(b);
 
-			for (owner = e->owner; owner && len < 120; owner = o->owner) {
-				o = nsrec_find(owner, false);
-				len += (size_t)snprintf(b + len, sizeof(st->claim_list[k].members) - len,
-						" <%llu%s%s>", (unsigned long long)owner % 100000,
-						!o || o->type != NST_PID ? " unrecorded" : o->had_task ? " had" : "",
-						pidns_live(owner, t, n) ? " live" : "");
-				if (!o || o->type != NST_PID)
-					break;
-			}
+		for (owner = e->owner; owner && len < 120; owner = o->owner) {
+			o = nsrec_find(owner, false);
+			len += (size_t)snprintf(b + len, sizeof(st->claim_list[k].members) - len,
+					" <%llu%s%s>", (unsigned long long)owner % 100000,
+					!o || o->type != NST_PID ? " unrecorded" : o->had_task ? " had" : "",
+					pidns_live(owner, t, n) ? " live" : "");
+			if (!o || o->type != NST_PID)
+				break;
 		}
-		goto out;
-	}
-	for (k = 0; k < n; k++) {
-		if (t[k].ino[type] != e->ino ||
-		    owns(to, t[k].ino[NST_PID], &untracked) ||
-		    (t[k].ino[NST_PIDC] &&
-		     owns(to, t[k].ino[NST_PIDC], &untracked)))
-			continue;
-		claim_bad(w, type, e->ino, e->owner, to, CLAIM_OUTSIDER);
-		break;
 	}
 out:
 	e->owner = to;
