@@ -12,6 +12,15 @@ _nsclone()
 			tr -d ',()' | sed 's/default//; s/ or / /')" -- "$cur"))
 		return
 		;;
+	--share)
+		COMPREPLY=($(compgen -W "$(nsclone --help |
+			sed -n '/--share=/,/--root=/s/^ \{32\}\([a-z]*\) .*/\1/p')" -- "$cur"))
+		return
+		;;
+	--root)
+		COMPREPLY=($(compgen -d -- "$cur"))
+		return
+		;;
 	esac
 	if [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W "$(nsclone --help |

@@ -45,6 +45,34 @@ enum {
 	OPT_JSON,
 	OPT_SHOW_IDS,
 	OPT_OWNERS,
+	OPT_SHARE,
+	OPT_ROOT,
+};
+
+/*
+ * What a container (the four namespaces of CLONE_NEWCONTAINER) gets fresh
+ * by default, and --share keeps of the host's: a new mount namespace is a
+ * copy of the host's mounts, so without these the container would still
+ * share the host's /tmp, its POSIX shared memory and its message queues,
+ * and see the host's processes in /proc.
+ */
+enum {
+	SHARE_TMP = 1 << 0,	/* /tmp */
+	SHARE_SHM = 1 << 1,	/* /dev/shm: POSIX shared memory */
+	SHARE_MQUEUE = 1 << 2,	/* /dev/mqueue: the host IPC namespace's queues */
+	SHARE_PROC = 1 << 3,	/* /proc */
+};
+
+static const struct {
+	const char *name;
+	unsigned int bit;
+	const char *what;
+} share_names[] = {
+	{ "tmp", SHARE_TMP, "/tmp" },
+	{ "shm", SHARE_SHM, "/dev/shm: POSIX shared memory" },
+	{ "mqueue", SHARE_MQUEUE, "/dev/mqueue: the host's message queues" },
+	{ "proc", SHARE_PROC, "/proc: the host's processes" },
+	{ "all", SHARE_TMP | SHARE_SHM | SHARE_MQUEUE | SHARE_PROC, "all of these" },
 };
 
 
@@ -61,6 +89,12 @@ static void __attribute__((noreturn)) usage(void)
 		       ns_flags[i].longopt, ns_flags[i].help);
 	printf(" -r, --map-root-user        map the current user to root (implies -U)\n"
 	       "     --mount-proc           mount a new /proc (implies -m)\n"
+	       "     --share=<list>         with --container, keep the host's instead of a\n"
+	       "                              fresh one (a comma-separated list):\n");
+	for (i = 0; i < sizeof(share_names) / sizeof(*share_names); i++)
+		printf("                                %-7s %s\n", share_names[i].name,
+		       share_names[i].what);
+	printf("     --root=<dir>           pivot into <dir> as the new root (implies -m)\n"
 	       " -s, --syscall=<name>       clone3 (default), clone or unshare\n"
 	       "     --show-ids             print the child's PID at every level, its PID\n"
 	       "                              namespace (device:inode) and its pidfd\n"
@@ -396,12 +430,88 @@ static void map_root(pid_t pid, uid_t uid, gid_t gid)
 	write_file(path, map);
 }
 
-static void __attribute__((noreturn))
-run_child(uint64_t flags, int mount_proc, char **argv)
+/* --share's list: the SHARE_* bits it names, or exit on an unknown name. */
+static unsigned int parse_share(const char *list)
 {
-	if (ns_expand(flags) & CLONE_NEWNS) {
+	char *copy = strdup(list), *name, *save = NULL;
+	unsigned int share = 0;
+	size_t i;
+
+	if (!copy)
+		err(EXIT_FAILURE, "strdup");
+	for (name = strtok_r(copy, ",", &save); name;
+	     name = strtok_r(NULL, ",", &save)) {
+		for (i = 0; i < sizeof(share_names) / sizeof(*share_names); i++)
+			if (!strcmp(name, share_names[i].name))
+				break;
+		if (i == sizeof(share_names) / sizeof(*share_names)) {
+			warnx("unknown --share item: %s (tmp, shm, mqueue, proc or all)",
+			      name);
+			bad_usage();
+		}
+		share |= share_names[i].bit;
+	}
+	free(copy);
+	return share;
+}
+
+/*
+ * Mount a fresh @type over @path, if @path is a directory: where there is
+ * none, the container sees nothing of the host's there either.
+ */
+static void mount_fresh(const char *type, const char *path,
+			unsigned long mflags, const char *data)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+		return;
+	if (mount(type, path, type, mflags, data) < 0)
+		err(EXIT_FAILURE, "cannot mount a new %s on %s", type, path);
+}
+
+/* Make @dir the root: pivot_root(2) into it and detach the old root. */
+static void enter_root(const char *dir)
+{
+	if (mount(dir, dir, NULL, MS_BIND | MS_REC, NULL) < 0)
+		err(EXIT_FAILURE, "cannot bind-mount %s", dir);
+	if (chdir(dir) < 0)
+		err(EXIT_FAILURE, "cannot change directory to %s", dir);
+	/* The old root is stacked on "." and detached at once. */
+	if (syscall(SYS_pivot_root, ".", ".") < 0)
+		err(EXIT_FAILURE, "cannot pivot_root into %s", dir);
+	if (umount2(".", MNT_DETACH) < 0)
+		err(EXIT_FAILURE, "cannot detach the old root");
+	if (chdir("/") < 0)
+		err(EXIT_FAILURE, "cannot change directory to /");
+}
+
+static void __attribute__((noreturn))
+run_child(uint64_t flags, int mount_proc, unsigned int share,
+	  const char *root, char **argv)
+{
+	uint64_t f = ns_expand(flags);
+
+	if (f & CLONE_NEWNS) {
+		/* Before any mount, so that none reaches the host's tree. */
 		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 			err(EXIT_FAILURE, "cannot make / private");
+	}
+	if (root)
+		enter_root(root);
+	if ((f & NS_CONTAINER) == NS_CONTAINER) {
+		if (!(share & SHARE_TMP))
+			mount_fresh("tmpfs", "/tmp", MS_NOSUID | MS_NODEV,
+				    "mode=1777");
+		if (!(share & SHARE_SHM))
+			mount_fresh("tmpfs", "/dev/shm", MS_NOSUID | MS_NODEV,
+				    "mode=1777");
+		if (!(share & SHARE_MQUEUE))
+			mount_fresh("mqueue", "/dev/mqueue",
+				    MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+		if (!(share & SHARE_PROC) && !mount_proc)
+			mount_fresh("proc", "/proc",
+				    MS_NOSUID | MS_NOEXEC | MS_NODEV, NULL);
 	}
 	if (mount_proc &&
 	    mount("proc", "/proc", "proc", MS_NOSUID | MS_NOEXEC | MS_NODEV,
@@ -434,6 +544,8 @@ int main(int argc, char **argv)
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "show-ids", no_argument, NULL, OPT_SHOW_IDS },
 		{ "owners", no_argument, NULL, OPT_OWNERS },
+		{ "share", required_argument, NULL, OPT_SHARE },
+		{ "root", required_argument, NULL, OPT_ROOT },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -447,6 +559,9 @@ int main(int argc, char **argv)
 	uid_t uid = getuid();
 	gid_t gid = getgid();
 	uint64_t flags = 0;
+	unsigned int share = 0;
+	int share_set = 0;
+	const char *root_dir = NULL;
 	char **cmd;
 	pid_t pid;
 	size_t i;
@@ -507,6 +622,14 @@ int main(int argc, char **argv)
 		case OPT_OWNERS:
 			owners = 1;
 			break;
+		case OPT_SHARE:
+			share |= parse_share(optarg);
+			share_set = 1;
+			break;
+		case OPT_ROOT:
+			root_dir = optarg;
+			flags |= CLONE_NEWNS;
+			break;
 		case 'h':
 			usage();
 		case 'V':
@@ -524,6 +647,8 @@ int main(int argc, char **argv)
 	if (kind == SYS_KIND_CLONE && (flags & CLONE_NEWTIME))
 		errx(EXIT_FAILURE, "--time and --syscall=clone are mutually exclusive: use clone3 or unshare");
 
+	if (share_set && (ns_expand(flags) & NS_CONTAINER) != NS_CONTAINER)
+		errx(EXIT_FAILURE, "--share goes with --container (or --pid, --mount, --ipc and --net)");
 	if (owners && (flags || matrix || ids || root))
 		errx(EXIT_FAILURE, "--owners takes namespace files, not namespace options");
 	if (owners)
@@ -574,7 +699,7 @@ int main(int argc, char **argv)
 				errx(EXIT_FAILURE, "the parent did not release the child");
 			close(sync_pipe[0]);
 		}
-		run_child(flags, mount_proc, cmd);
+		run_child(flags, mount_proc, share, root_dir, cmd);
 	}
 	if (ids)
 		show_ids(pid, pidfd);

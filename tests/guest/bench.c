@@ -17,6 +17,8 @@
  *                            - clone3() with the four flags at 0 and at 2
  *                            - unshare(CLONE_NEWCONTAINER) vs the four flags
  *                            - a refused request vs an accepted coupled one
+ *                            - a refused clone3(CLONE_NEWPID) vs a clone3()
+ *                              fork, exit and wait
  *
  * Each measure runs for at least MS milliseconds of guest time (default
  * 1000; under QEMU's -icount, where guest time counts instructions and is
@@ -230,6 +232,32 @@ static double refused_ns(void)
 }
 
 /*
+ * A refused fork: clone3(CLONE_NEWPID) in enforce mode. Judged last in
+ * copy_process(), it copies the task and makes its PID namespace first.
+ */
+static double refused_clone_ns(void)
+{
+	double t0 = now_ns(), t;
+	long n = 0, i;
+	pid_t pid;
+
+	do {
+		for (i = 0; i < 100; i++) {
+			pid = raw_clone(true, CLONE_NEWPID);
+			if (pid == 0)
+				_exit(0);
+			if (pid > 0 || errno != EINVAL) {
+				fprintf(stderr, "bench: clone3(CLONE_NEWPID) was not refused\n");
+				exit(1);
+			}
+		}
+		n += 100;
+		t = now_ns() - t0;
+	} while (t < MIN_NS);
+	return t / n;
+}
+
+/*
  * Run @run for each of the @n variants @names (at most 4), starting with
  * variant @round % @n, and print one line per variant in the order given.
  */
@@ -314,6 +342,15 @@ static double refusal(int v)
 	if (!v)
 		return refused_ns();
 	return spawn_ns(false, 0, NS_CONTAINER) - spawn_ns(false, 0, 0);
+}
+
+/* A refused clone3(CLONE_NEWPID), against a clone3() that forks and exits */
+static double refused_fork(int v)
+{
+	set_mode(PIDNS_ENFORCE);
+	if (!v)
+		return refused_clone_ns();
+	return spawn_ns(true, 0, 0);
 }
 
 #define EVENT_ENABLE \
@@ -408,6 +445,7 @@ int main(int argc, char **argv)
 			pair("clone3-four", "off", "enforce", r, knob_clone3_four);
 			pair("unshare", "container", "four", r, alias);
 			pair("request", "refused", "accepted", r, refusal);
+			pair("refused-clone", "refused", "fork", r, refused_fork);
 			pair("fork-event", "off", "on", r, event_fork);
 			pair("refused-event", "off", "on", r, event_refused);
 		}

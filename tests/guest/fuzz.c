@@ -231,6 +231,12 @@ struct state {
 	uint64_t claim_n;
 	uint64_t claims_bad;		/* claims against the rule */
 	uint64_t claims_unread;		/* claims /proc could not be read for */
+	/*
+	 * Owners handed to an ancestor when their PID namespace was freed
+	 * (patch 18), and execve() claims not predicted because the owner
+	 * could be freed meanwhile (see pidns_unpinned()).
+	 */
+	uint64_t orphans, claims_uncertain;
 	struct {
 		struct where w;
 		uint64_t ino, from, to;
@@ -649,6 +655,34 @@ static bool pidns_live(uint64_t pid, const struct taskns *t, int n)
 	return false;
 }
 
+/* Whether a task uses PID namespace @pid, or one below it, or makes children in it */
+static bool pidns_referenced(uint64_t pid, const struct taskns *t, int n)
+{
+	bool untracked = false;
+	int k;
+
+	for (k = 0; k < n; k++)
+		if (owns(pid, t[k].ino[NST_PID], &untracked) ||
+		    (t[k].ino[NST_PIDC] && owns(pid, t[k].ino[NST_PIDC], &untracked)))
+			return true;
+	return false;
+}
+
+/*
+ * Whether PID namespace @pid, which the model counts as live because it
+ * never had a task, is used by no task: only a file can keep it then (the
+ * chains' saved namespace files and pidfds, which the model does not
+ * follow), and the kernel hands what it owns to its parent when it is
+ * freed, which another process's exit can do at any moment.
+ */
+static bool pidns_unpinned(uint64_t pid, const struct taskns *t, int n)
+{
+	struct nsrec *e = nsrec_find(pid, false);
+
+	return pid != st->host_pid && e && e->type == NST_PID && !e->had_task &&
+	       !pidns_referenced(pid, t, n);
+}
+
 /* Whether namespace @ino of @type belongs to PID namespace @pid or below. */
 static bool model_owns(uint64_t pid, int type, uint64_t ino)
 {
@@ -660,7 +694,7 @@ static bool model_owns(uint64_t pid, int type, uint64_t ino)
 
 /* Why a claim breaks the rule (0: it does not) */
 enum { CLAIM_INITIAL = 1, CLAIM_NOT_ANCESTOR, CLAIM_OUTSIDER,
-       CLAIM_UNPREDICTED, CLAIM_MISSED };
+       CLAIM_UNPREDICTED, CLAIM_MISSED, CLAIM_ORPHAN_USED };
 
 /*
  * The rule of policy.md for PID namespace @pid and namespace @e of @type,
@@ -668,7 +702,8 @@ enum { CLAIM_INITIAL = 1, CLAIM_NOT_ANCESTOR, CLAIM_OUTSIDER,
  * @owner: the owner it was judged by (@e's, or its nearest live ancestor).
  */
 static int claim_rule(uint64_t pid, const struct nsrec *e, int type,
-		      const struct taskns *t, int n, uint64_t *owner)
+		      const struct taskns *t, int n, uint64_t *owner,
+		      bool *uncertain)
 {
 	bool untracked = false;
 	struct nsrec *o;
@@ -676,6 +711,8 @@ static int claim_rule(uint64_t pid, const struct nsrec *e, int type,
 
 	if (e->ino == hostv.ino[type])
 		return CLAIM_INITIAL;
+	if (uncertain)
+		*uncertain = pidns_unpinned(e->owner, t, n);
 	for (*owner = e->owner; !pidns_live(*owner, t, n); *owner = o->owner) {
 		o = nsrec_find(*owner, false);
 		if (!o || o->type != NST_PID)
@@ -699,7 +736,8 @@ static int claim_rule(uint64_t pid, const struct nsrec *e, int type,
  * an ancestor of @pid; and no task outside @pid may be a member, other
  * than one whose pid_for_children is @pid or inside it.
  */
-static bool model_claimable(uint64_t pid, int type, uint64_t ino)
+static bool model_claimable(uint64_t pid, int type, uint64_t ino,
+			    bool *uncertain)
 {
 	static struct taskns t[TASKS_MAX];
 	struct nsrec *e = nsrec_find(ino, false);
@@ -712,7 +750,7 @@ static bool model_claimable(uint64_t pid, int type, uint64_t ino)
 	n = tasks_read(t);
 	if (n < 0)
 		return false;
-	why = claim_rule(pid, e, type, t, n, &owner);
+	why = claim_rule(pid, e, type, t, n, &owner, uncertain);
 	if (why == CLAIM_OUTSIDER)
 		__atomic_fetch_add(&st->claims[0], 1, __ATOMIC_SEQ_CST);
 	/* An owner below @pid: its own already, as the kernel sees it */
@@ -752,6 +790,7 @@ static const char *const claim_why[] = {
 	"a member outside the claimer was in it",
 	"execve() claimed what the rule says it cannot",
 	"execve() did not claim what the rule says it can",
+	"handed to an ancestor while a task still uses its owner",
 };
 
 static void claim_bad(const struct where *w, int type, uint64_t ino,
@@ -792,6 +831,7 @@ static void claim_seen(const struct where *w, struct nsrec *e, int type,
 		       uint64_t to)
 {
 	static struct taskns t[TASKS_MAX];
+	bool untracked = false;
 	uint64_t owner;
 	struct nsrec *o;
 	int n, k, why;
@@ -809,7 +849,27 @@ static void claim_seen(const struct where *w, struct nsrec *e, int type,
 		__atomic_fetch_add(&st->claims_unread, 1, __ATOMIC_SEQ_CST);
 		goto out;
 	}
-	why = claim_rule(to, e, type, t, n, &owner);
+	if (to != e->owner && owns(to, e->owner, &untracked)) {
+		/*
+		 * Not a claim, which only ever moves a namespace down: its
+		 * owner was freed and handed it to its parent (and so on up
+		 * to @to). Every PID namespace on the way must be unused.
+		 */
+		__atomic_fetch_add(&st->orphans, 1, __ATOMIC_SEQ_CST);
+		__atomic_fetch_sub(&st->claims[1], 1, __ATOMIC_SEQ_CST);
+		for (owner = e->owner; owner && owner != to; owner = o->owner) {
+			o = nsrec_find(owner, false);
+			if (pidns_referenced(owner, t, n)) {
+				claim_bad(w, type, e->ino, e->owner, to,
+					  CLAIM_ORPHAN_USED);
+				break;
+			}
+			if (!o || o->type != NST_PID)
+				break;
+		}
+		goto out;
+	}
+	why = claim_rule(to, e, type, t, n, &owner, NULL);
 	if (!why)
 		goto out;
 	claim_bad(w, type, e->ino, e->owner, to, why);
@@ -879,18 +939,26 @@ static void owners_sync(const struct where *w)
  * namespaces of @v, will claim, by the rule: the foreign ones that can
  * be claimed (CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWNET).
  */
-static uint64_t claims_predict(uint64_t pid, const struct view *v)
+static uint64_t claims_predict(uint64_t pid, const struct view *v,
+			       uint64_t *uncertain)
 {
 	uint64_t claims = 0;
+	bool maybe;
 	int i;
 
+	*uncertain = 0;
 	if (st->mode == PIDNS_OFF || pid == st->host_pid)
 		return 0;
 	self_pidc = v->ino[NST_PIDC];
-	for (i = NST_MNT; i <= NST_NET; i++)
-		if (!model_owns(pid, i, v->ino[i]) &&
-		    model_claimable(pid, i, v->ino[i]))
+	for (i = NST_MNT; i <= NST_NET; i++) {
+		if (model_owns(pid, i, v->ino[i]))
+			continue;
+		maybe = false;
+		if (model_claimable(pid, i, v->ino[i], &maybe))
 			claims |= nst_flag[i];
+		if (maybe)
+			*uncertain |= nst_flag[i];
+	}
 	return claims;
 }
 
@@ -967,9 +1035,11 @@ static int probe_bad(int code, int err, const struct where *w,
  * It prints nothing (its stdout is the TAP stream).
  */
 static int probe_main(const char *fd, const char *was_joined,
-		      const char *claims)
+		      const char *claims, const char *maybe)
 {
 	uint64_t predicted = claims ? strtoull(claims, NULL, 10) : 0;
+	uint64_t uncertain = maybe ? strtoull(maybe, NULL, 10) : 0;
+	bool untracked = false;
 	struct judgment j;
 	struct view v;
 	int m, i;
@@ -994,6 +1064,25 @@ static int probe_main(const char *fd, const char *was_joined,
 		uint64_t k = kernel_owner(i);
 		bool made = e && k && k != e->owner;
 
+		if (made && owns(k, e->owner, &untracked)) {
+			/* Its owner was freed meanwhile: handed up, no claim */
+			__atomic_fetch_add(&st->orphans, 1, __ATOMIC_SEQ_CST);
+			e->owner = k;
+			continue;
+		}
+		if (uncertain & nst_flag[i]) {
+			/*
+			 * Either verdict is the rule's (see pidns_unpinned()):
+			 * the state is judged by what the kernel did.
+			 */
+			__atomic_fetch_add(&st->claims_uncertain, 1, __ATOMIC_SEQ_CST);
+			predicted &= ~nst_flag[i];
+			if (made) {
+				predicted |= nst_flag[i];
+				e->owner = k;
+			}
+			continue;
+		}
 		if (made && !(predicted & nst_flag[i]))
 			claim_bad(&st->pending, i, v.ino[i], e->owner, k,
 				  CLAIM_UNPREDICTED);
@@ -1027,10 +1116,11 @@ static int probe_main(const char *fd, const char *was_joined,
  */
 static int exec_probe(const struct where *w)
 {
-	char fd[16], claims[24];
-	char *argv[] = { "fuzz", PROBE_ARG, fd, joined ? "1" : "0", claims, NULL };
+	char fd[16], claims[24], maybe[24];
+	char *argv[] = { "fuzz", PROBE_ARG, fd, joined ? "1" : "0", claims,
+			 maybe, NULL };
 	struct judgment j;
-	uint64_t predicted;
+	uint64_t predicted, uncertain;
 	struct view v;
 	int err;
 
@@ -1039,10 +1129,12 @@ static int exec_probe(const struct where *w)
 	if (view_read(&v) < 0)
 		return probe_bad(PROBE_FAILED, errno, w, &j);
 	/* execve() claims what the task's PID namespace can, then judges. */
-	predicted = claims_predict(v.ino[NST_PID], &v);
+	predicted = claims_predict(v.ino[NST_PID], &v, &uncertain);
 	judge(&v, &j);
-	judge_claimed(&j, predicted);
+	/* A refusal is the rule's if an uncertain claim was not made */
+	judge_claimed(&j, predicted & ~uncertain);
 	snprintf(claims, sizeof(claims), "%llu", (unsigned long long)predicted);
+	snprintf(maybe, sizeof(maybe), "%llu", (unsigned long long)uncertain);
 	st->pending = *w;
 	snprintf(fd, sizeof(fd), "%d", memfd);
 	execv("/proc/self/exe", argv);
@@ -1949,10 +2041,12 @@ static void report(uint64_t calls, uint64_t steps, int hung, int died)
 				 (unsigned long long)st->claim_log[i].to,
 				 (unsigned long long)st->claim_log[i].chain);
 	tap_case(!st->claims_bad && !st->claims_unread && st->claims[1] > 0,
-		 "claims: every owner change the kernel reports (NS_GET_PIDNS_OWNER) obeys the rule, and execve() claims what the rule predicts, no more, no less (%llu claims, %llu predicted refused for a member outside, %llu against the rule, %llu not judged: /proc unread)",
+		 "claims: every owner change the kernel reports (NS_GET_PIDNS_OWNER) obeys the rule, and execve() claims what the rule predicts, no more, no less (%llu claims, %llu predicted refused for a member outside, %llu against the rule, %llu not judged: /proc unread; %llu owners handed up by a freed PID namespace; %llu execve() claims not predicted: their owner, used by no task, could be freed meanwhile)",
 		 (unsigned long long)st->claims[1], (unsigned long long)st->claims[0],
 		 (unsigned long long)st->claims_bad,
-		 (unsigned long long)st->claims_unread);
+		 (unsigned long long)st->claims_unread,
+		 (unsigned long long)st->orphans,
+		 (unsigned long long)st->claims_uncertain);
 	for (m = 0; m < 4; m++)
 		tap_diag("mode %d (%s): execve() in a non-initial PID namespace: %llu ran (%llu in one made in mode 2 or 3, %llu with a foreign namespace), %llu refused",
 			 m, pidns_mode_name(m), (unsigned long long)st->exec_ran[m],
@@ -2019,7 +2113,8 @@ int main(int argc, char **argv)
 	/* The new image of a probe's execve(). */
 	if (argc > 2 && !strcmp(argv[1], PROBE_ARG))
 		return probe_main(argv[2], argc > 3 ? argv[3] : NULL,
-				  argc > 4 ? argv[4] : NULL);
+				  argc > 4 ? argv[4] : NULL,
+				  argc > 5 ? argv[5] : NULL);
 
 	printf("TAP version 13\n");
 	for (i = 0; i < ns_flags_count; i++) {

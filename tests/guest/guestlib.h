@@ -31,6 +31,12 @@ int write_sysctl(const char *value);
 void set_mode(int mode);
 
 /*
+ * kernel.pidns_coupling_stats's count of @call's @verdict ("clone",
+ * "allowed"), or -1 if the kernel has none.
+ */
+long pidns_stats(const char *call, const char *verdict);
+
+/*
  * Start a target with clone3(@flags | CLONE_PIDFD); @setup, if not NULL,
  * runs in it before it waits. Bails out on failure.
  */

@@ -3,7 +3,11 @@
  * Nothing leaks, nothing is left inconsistent, after 100,000 refused
  * requests in enforce mode (clone, clone3, unshare and setns(pidfd) as
  * root and as uid 1000, and forks refused after setns() into a lone PID
- * namespace, which take and drop a reference on its init):
+ * namespace, which take and drop a reference on its init). The policy
+ * judges a request after the permission checks and once its namespaces
+ * are made, so its refusals make and free namespaces; uid 1000's requests
+ * without a new user namespace get EPERM before the policy, and only the
+ * policy's refusals are counted in kernel.pidns_coupling_stats:
  *   - the user.max_*_namespaces ucounts did not drift: with the limits
  *     set low, uid 1000 can hold exactly as many containers as before,
  *     and that is the limit;
@@ -169,26 +173,57 @@ static long census_settled(long want)
 	return got;
 }
 
+static const uint64_t lone[] = {
+	CLONE_NEWPID, CLONE_NEWPID | CLONE_NEWNS,
+	CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNET,
+	CLONE_NEWPID | CLONE_NEWUSER, CLONE_NEWPID | CLONE_NEWUSER | CLONE_NEWNS |
+	CLONE_NEWIPC | CLONE_NEWUTS,
+};
+
 /*
- * The refusals: @n requests, each to be refused with EINVAL, then (with a
- * @pidns_fd) @n / 4 forks after setns() to it. Returns how many were not.
+ * What request @i of refusals() gets, and whether the policy refuses it
+ * (*@policy): EINVAL from the policy; EPERM before it for uid 1000
+ * without a new user namespace, and for its setns() into root's container
+ * (the fourth kind of call); and EINVAL before it for root's setns() with
+ * CLONE_NEWUSER into a container of its own user namespace, which
+ * setns(2) refuses (userns_install()).
  */
-static long refusals(long n, const struct target *t, int pidns_fd)
+static int refusal_errno(long i, bool unpriv, bool *policy)
 {
-	static const uint64_t lone[] = {
-		CLONE_NEWPID, CLONE_NEWPID | CLONE_NEWNS,
-		CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNET,
-		CLONE_NEWPID | CLONE_NEWUSER, CLONE_NEWPID | CLONE_NEWUSER | CLONE_NEWNS |
-		CLONE_NEWIPC | CLONE_NEWUTS,
-	};
+	bool join = (i / 5) % 4 == 3, user = lone[i % 5] & CLONE_NEWUSER;
+
+	*policy = false;
+	if (unpriv && (join || !user))
+		return EPERM;
+	*policy = !(join && user);
+	return EINVAL;
+}
+
+/*
+ * The refusals: @n requests, then (with a @pidns_fd) @n / 4 forks after
+ * setns() to it. Each is refused by the policy with EINVAL, or, for a
+ * caller without the permission (uid 1000 without a new user namespace,
+ * or joining root's container), with EPERM before the policy judges it,
+ * as without the series. Returns how many were not; *@policy counts the
+ * refusals that are the policy's.
+ */
+static long refusals(long n, const struct target *t, int pidns_fd,
+		     long *policy)
+{
 	long i, wrong = 0;
 	pid_t pid;
 	int st;
 
+	bool unpriv = getuid() != 0;
+
+	*policy = 0;
 	for (i = 0; i < n; i++) {
 		uint64_t flags = lone[i % 5];
+		bool judged;
+		int want = refusal_errno(i, unpriv, &judged);
 		long r;
 
+		*policy += judged;
 		switch ((i / 5) % 4) {
 		case 0:
 			r = ns_clone(1, flags, NULL);
@@ -208,7 +243,11 @@ static long refusals(long n, const struct target *t, int pidns_fd)
 		if (r > 0) {
 			waitpid((pid_t)r, &st, 0);
 			wrong++;
-		} else if (errno != EINVAL) {
+		} else if (errno != want) {
+			if (!wrong)
+				tap_diag("request %ld, flags %#llx: %s, not %s", i,
+					 (unsigned long long)flags, strerror(errno),
+					 strerror(want));
 			wrong++;
 		}
 	}
@@ -238,7 +277,15 @@ static long refusals(long n, const struct target *t, int pidns_fd)
 	}
 	if (ns_wait(pid) != 0)
 		wrong++;
+	*policy += n / 4;
 	return wrong;
+}
+
+/* The policy's refusals of requests and forks counted so far */
+static long policy_refused(void)
+{
+	return pidns_stats("clone", "refused") + pidns_stats("unshare", "refused") +
+	       pidns_stats("setns", "refused") + pidns_stats("join", "refused");
 }
 
 /*
@@ -292,22 +339,6 @@ static long do_fork(void *arg)
 	return pid;
 }
 
-/* kernel.pidns_coupling_stats's count of @call's @verdict, or -1. */
-static long stats_count(const char *call, const char *verdict)
-{
-	FILE *f = fopen("/proc/sys/kernel/pidns_coupling_stats", "re");
-	char c[16], v[16];
-	long n, found = -1;
-
-	if (!f)
-		return -1;
-	while (fscanf(f, "%15s %15s %ld", c, v, &n) == 3)
-		if (!strcmp(c, call) && !strcmp(v, verdict))
-			found = n;
-	fclose(f);
-	return found;
-}
-
 /* A child of the state refusals that did not end with 0: say how. */
 static long child_failed(pid_t pid, const char *what)
 {
@@ -333,7 +364,7 @@ static long state_refusals(long n)
 	size_t i;
 
 	for (i = 0; i < 3; i++)
-		before[i] = stats_count(calls[i], "refused");
+		before[i] = pidns_stats(calls[i], "refused");
 	set_mode(PIDNS_STAGE);
 	fflush(stdout);
 	pid = fork();
@@ -414,7 +445,7 @@ static long state_refusals(long n)
 	set_mode(PIDNS_ENFORCE);
 	/* The policy refused them: each counted once, as its call's. */
 	for (i = 0; i < 3; i++) {
-		long got = stats_count(calls[i], "refused") - before[i];
+		long got = pidns_stats(calls[i], "refused") - before[i];
 
 		if (before[i] < 0 || got != want[i]) {
 			tap_diag("kernel.pidns_coupling_stats: %s refused grew by %ld, not %ld",
@@ -442,11 +473,32 @@ static bool kmemleak_clean(char *first, size_t len)
 	return n == 0;
 }
 
+/*
+ * Set user.max_*_namespaces to @limit (the user namespaces' to twice it:
+ * each container's holder has one of its own), or bail out.
+ */
+static void set_limits(long limit)
+{
+	char path[64], value[24];
+	size_t i;
+
+	for (i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+		snprintf(path, sizeof(path), "/proc/sys/user/max_%s_namespaces",
+			 limits[i]);
+		snprintf(value, sizeof(value), "%ld", i == 0 ? 2 * limit : limit);
+		if (write_file(path, value) < 0) {
+			printf("Bail out! cannot set %s\n", path);
+			exit(1);
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	long n = (long)cmdline_u64("pidns.refusals=", 100000), wrong, before, after;
 	bool kmemleak = cmdline_u64("pidns.kmemleak=", 0) == 1;
 	int held_before, held_after, pidns_fd, uid_wrong;
+	long counted, policy;
 	char path[64], report[2048];
 	struct target t;
 	size_t i;
@@ -464,13 +516,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	for (i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
-		snprintf(path, sizeof(path), "/proc/sys/user/max_%s_namespaces", limits[i]);
-		if (write_file(path, i == 0 ? "16" : "8") < 0) {
-			printf("Bail out! cannot set %s\n", path);
-			return 1;
-		}
-	}
+	set_limits(LIMIT);
 	/* A coupled container whose PID namespace the refused forks aim at. */
 	target_start(&t, CLONE_NEWCONTAINER, NULL);
 	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)t.pid);
@@ -486,17 +532,40 @@ int main(int argc, char **argv)
 	before = census();
 	tap_diag("namespaces alive before: %ld", before);
 
-	wrong = refusals(n, &t, pidns_fd);
-	tap_case(wrong == 0, "root: %ld requests and %ld forks refused with EINVAL (%ld were not)",
-		 n, n / 4, wrong);
+	/*
+	 * A refused request has made its namespaces, which are freed after
+	 * an RCU grace period or by a work item: with the limits at LIMIT a
+	 * loop of refusals would meet ENOSPC. Room for them, then LIMIT
+	 * again for the count of containers after.
+	 */
+	set_limits(100000);
+	counted = policy_refused();
+	wrong = refusals(n, &t, pidns_fd, &policy);
+	counted = policy_refused() - counted;
+	tap_case(wrong == 0 && counted == policy,
+		 "root: %ld requests and %ld forks refused with EINVAL (%ld were not), %ld counted as the policy's (%ld expected: not the setns() that setns(2) refuses itself)",
+		 n, n / 4, wrong, counted, policy);
 	fflush(stdout);
+	counted = policy_refused();
 	pid = fork();
 	if (pid == 0) {
 		become_user(1000);
-		_exit(refusals(n, &t, -1) ? 1 : 0);
+		_exit(refusals(n, &t, -1, &policy) ? 1 : 0);
 	}
 	uid_wrong = ns_wait(pid);
-	tap_case(uid_wrong == 0, "uid 1000: %ld requests refused with EINVAL", n);
+	counted = policy_refused() - counted;
+	/* The same requests, counted in this process */
+	policy = 0;
+	for (i = 0; i < (size_t)n; i++) {
+		bool judged;
+
+		refusal_errno((long)i, true, &judged);
+		policy += judged;
+	}
+	tap_case(uid_wrong == 0 && counted == policy,
+		 "uid 1000: %ld requests refused, with EINVAL by the policy where a new user namespace gives the permission, with EPERM before it otherwise; %ld counted as the policy's (%ld expected)",
+		 n, counted, policy);
+	set_limits(LIMIT);
 
 	wrong = state_refusals(n / 10);
 	tap_case(wrong == 0, "stage mode: %ld execve() by an init with the host's namespaces, "

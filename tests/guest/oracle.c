@@ -144,17 +144,6 @@ struct oracle_verdict oracle(const struct oracle_case *c)
 		return refuse(EINVAL);
 
 	/*
-	 * policy.md, "The rule": in enforce mode CLONE_NEWPID without all of
-	 * CLONE_NEWNS, CLONE_NEWIPC and CLONE_NEWNET is EINVAL, checked before
-	 * the permission check ("an unprivileged caller ... gets EINVAL").
-	 * Modes 0 and 1 accept it (1 only logs); kernel.rst, pidns_coupling:
-	 * stage mode (3) drops "the rule on the flags of one call".
-	 */
-	if (c->alias && c->mode == 2 && (want & CLONE_NEWPID) &&
-	    (want & ORACLE_COUPLED) != ORACLE_COUPLED)
-		return refuse(EINVAL);
-
-	/*
 	 * Permissions. Root (CAP_SYS_ADMIN in the initial user namespace)
 	 * may create and join everything here. Without capabilities:
 	 * clone(2), unshare(2): CLONE_NEWUSER needs no privilege and the
@@ -168,6 +157,25 @@ struct oracle_verdict oracle(const struct oracle_case *c)
 	 */
 	if (c->unpriv && want && !(want & CLONE_NEWUSER))
 		return refuse(EPERM);
+
+	/*
+	 * policy.md, "The rule": in enforce mode CLONE_NEWPID without all of
+	 * CLONE_NEWNS, CLONE_NEWIPC and CLONE_NEWNET is EINVAL, judged after
+	 * every other check ("a request that the kernel refuses for another
+	 * reason ... fails as it does without the series").
+	 * Modes 0 and 1 accept it (1 only logs); kernel.rst, pidns_coupling:
+	 * stage mode (3) drops "the rule on the flags of one call".
+	 */
+	if (c->alias && (c->mode == 1 || c->mode == 2) &&
+	    (want & CLONE_NEWPID) &&
+	    (want & ORACLE_COUPLED) != ORACLE_COUPLED) {
+		/* "every verdict of modes 1 to 3 is counted" */
+		v.counted = true;
+		if (c->mode == 2) {
+			v.err = EINVAL;
+			return v;
+		}
+	}
 
 	v.ns = want;
 	if (c->alias)

@@ -55,6 +55,12 @@ struct oracle_verdict {
 	 * succeeds). The state check at execve().
 	 */
 	int exec_err;
+	/*
+	 * The rule on the flags of one call judged the request: it is counted
+	 * in kernel.pidns_coupling_stats as its call's, allowed (mode 1) or
+	 * refused (mode 2). A request refused for another reason is not.
+	 */
+	bool counted;
 };
 
 struct oracle_verdict oracle(const struct oracle_case *c);

@@ -171,5 +171,27 @@ output "enforce: the refused join is recorded as refused" "1 1 join 0 CLONE_NEWN
 check "enforce: the counts agree" -- \
 	grep -q "^the record holds every event the kernel counted since the baseline$" /tmp/table3
 
+# A flood of requests that fail without the series is not the policy's:
+# uid 1000, without a user namespace, has no CAP_SYS_ADMIN for
+# unshare(CLONE_NEWPID) and gets EPERM before the policy judges anything.
+# Nothing in the log, the trace or the counts, in any mode.
+for m in 1 2 3; do
+	mode $m
+	echo >$T/trace
+	echo 1 >$EV/enable
+	cp "$STATS" /tmp/base4
+	dmesg -c >/dev/null
+	out=$(/tests/burst 1000 1000 pid)
+	echo 0 >$EV/enable
+	output "mode $m: uid 1000's 1000 unshare(CLONE_NEWPID) without a user namespace get EPERM, as unpatched" \
+		"0 accepted, 1000 refused, 1000 with EPERM" -- echo "$out"
+	check "mode $m: the counts did not move" -- cmp -s /tmp/base4 "$STATS"
+	lines=$(klog_count 'pidns_coupling: ')
+	check "mode $m: the kernel log has none of it ($lines lines)" -- test "$lines" -eq 0
+	events=$(grep -c 'pidns_coupling_verdict:' $T/trace)
+	check "mode $m: the trace has none of it ($events events)" -- test "$events" -eq 0
+done
+mode 1
+
 kill $cpid $upid 2>/dev/null
 tap_end

@@ -275,6 +275,155 @@ static struct outcome want_hole(void)
 }
 
 /*
+ * order: the hole's state (the init of a new PID namespace with the
+ * outside's network), and an execve() that fails for a reason of its own:
+ * a file that no binary format takes (ENOEXEC), or one that does not exist
+ * (ENOENT). The policy judges an execve() last, once the binary's loader
+ * has taken it, so either fails as without the policy and is not counted.
+ * This program is the control (kind ORDER_PROGRAM).
+ */
+enum { ORDER_NOEXEC, ORDER_MISSING, ORDER_PROGRAM, ORDER_NR };
+static const char *const order_names[ORDER_NR] = {
+	"order: the hole's init execs a file no binary format takes",
+	"order: the hole's init execs a file that does not exist",
+	"order: the hole's init execs this program (the control)",
+};
+#define NOEXEC_FILE	"/tmp/state-noexec"
+
+static void seq_order(int kind)
+{
+	int fd = ns_open("self", "net");
+	char *argv[] = { "state", NULL };
+	extern char **environ;
+	pid_t pid;
+
+	if (fd < 0 || unshare(CLONE_NEWPID | NS_COUPLED))
+		_exit(93);
+	out->setns = setns(fd, CLONE_NEWNET) ? errno : 0;
+	if (out->setns)
+		return;
+	pid = raw_clone(true, 0);
+	if (pid < 0) {
+		out->fork = errno;
+		return;
+	}
+	if (pid == 0) {
+		if (kind == ORDER_PROGRAM)
+			try_exec();
+		execve(kind == ORDER_NOEXEC ? NOEXEC_FILE : "/nonexistent/state",
+		       argv, environ);
+		out->exec = errno;
+		out->alive = 1;
+		_exit(STILL);
+	}
+	out->fork = 0;
+	wait_exec(pid);
+}
+
+static struct outcome want_order(int kind)
+{
+	struct outcome w = want_hole();
+
+	if (w.exec != NONE && kind != ORDER_PROGRAM)
+		w.exec = kind == ORDER_NOEXEC ? ENOEXEC : ENOENT;
+	return w;
+}
+
+/* execve() verdicts counted so far, allowed and refused */
+static long exec_counted(void)
+{
+	return pidns_stats("exec", "allowed") + pidns_stats("exec", "refused");
+}
+
+/*
+ * lifetime: the owner of a namespace is recorded in every mode, and must
+ * change nothing in mode 0: a network namespace that outlives the PID
+ * namespace it belongs to (held here by an open file, as "ip netns add"
+ * pins one by a bind mount) must not keep the PID namespace alive, nor its
+ * count in user.max_pid_namespaces. With that limit at LIFETIME_LIMIT,
+ * LIFETIME_ROUNDS children each unshare(NEWPID|NEWNS|NEWIPC|NEWNET) and
+ * exit while the test holds their network namespaces open: every round
+ * must succeed. A PID namespace's count drops an RCU grace period after it
+ * is freed, so a round that gets ENOSPC waits and tries again, for up to
+ * 2 s; if the namespaces were kept alive, the rounds past the limit
+ * would fail for good.
+ */
+#define LIFETIME_LIMIT	6
+#define LIFETIME_ROUNDS	(4 * LIFETIME_LIMIT)
+#define MAX_PID_NS	"/proc/sys/user/max_pid_namespaces"
+
+/* One round: the child's errno (0 if it unshared), its netns in *fd */
+static int lifetime_round(int *fd)
+{
+	int sync[2], err = 0;
+	char path[64], byte;
+	pid_t pid;
+
+	if (pipe2(sync, O_CLOEXEC))
+		return errno;
+	pid = fork();
+	if (pid == 0) {
+		close(sync[0]);
+		byte = unshare(CLONE_NEWPID | NS_COUPLED) ? (char)errno : 0;
+		(void)!write(sync[1], &byte, 1);
+		pause();	/* until the test has opened our netns */
+		_exit(0);
+	}
+	close(sync[1]);
+	if (pid < 0 || read(sync[0], &byte, 1) != 1)
+		err = EIO;
+	else
+		err = byte;
+	close(sync[0]);
+	*fd = -1;
+	if (!err) {
+		snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
+		*fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (*fd < 0)
+			err = EIO;
+	}
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		wait_status(pid);
+	}
+	return err;
+}
+
+static void lifetime_case(void)
+{
+	int fds[LIFETIME_ROUNDS], r, tries, err = 0, waits = 0, done = 0;
+	char old[32] = "", lim[16];
+	FILE *f = fopen(MAX_PID_NS, "re");
+
+	if (!f || !fgets(old, sizeof(old), f)) {
+		printf("Bail out! cannot read %s\n", MAX_PID_NS);
+		exit(1);
+	}
+	fclose(f);
+	snprintf(lim, sizeof(lim), "%d", LIFETIME_LIMIT);
+	write_file(MAX_PID_NS, lim);
+	for (r = 0; r < LIFETIME_ROUNDS; r++) {
+		for (tries = 0; tries < 40; tries++) {
+			err = lifetime_round(&fds[r]);
+			if (err != ENOSPC)
+				break;
+			waits++;
+			usleep(50000);
+		}
+		if (err)
+			break;
+		done++;
+	}
+	write_file(MAX_PID_NS, old);
+	for (r = 0; r < done; r++)
+		close(fds[r]);
+	tap_case(done == LIFETIME_ROUNDS,
+		 "lifetime, mode %d: %d PID namespaces whose netns outlives them, user.max_pid_namespaces %d: %d made (%d waits of 50 ms)%s%s",
+		 mode, LIFETIME_ROUNDS, LIFETIME_LIMIT, done, waits,
+		 err ? ", then " : "", err ? strerrorname_np(err) : "");
+}
+
+/*
  * member: the init of a coupled container setns() back into the
  * outside's namespace of type @t % 3, by namespace file (@t < 3) or by a
  * pidfd of the sequence's process (@t >= 3), then execs.
@@ -1026,6 +1175,7 @@ int main(int argc, char **argv)
 	};
 	unsigned int m, t, j, i;
 	bool user;
+	int fd;
 
 	if (argc > 1 && !strcmp(argv[1], "--exit"))
 		return EXEC_OK;
@@ -1046,6 +1196,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	out = shared_alloc(sizeof(*out));
+	fd = open(NOEXEC_FILE, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	if (fd < 0 || write(fd, "not a program\n", 14) != 14) {
+		printf("Bail out! %s: %s\n", NOEXEC_FILE, strerror(errno));
+		return 1;
+	}
+	close(fd);
 
 	for (m = 0; m < ARRAY_SIZE(modes); m++) {
 		mode = modes[m];
@@ -1059,6 +1215,20 @@ int main(int argc, char **argv)
 					 types[t].name);
 				run(seq_hole, t, user);
 				check(name, user, want_hole());
+			}
+			for (t = 0; !user && t < ORDER_NR; t++) {
+				long before = exec_counted(), counted;
+				/* Only the control's execve() is judged */
+				long want = t == ORDER_PROGRAM &&
+					    (mode == PIDNS_WARN ||
+					     mode == PIDNS_STAGE);
+
+				run(seq_order, t, false);
+				check(order_names[t], false, want_order(t));
+				counted = exec_counted() - before;
+				tap_case(counted == want,
+					 "%s, mode %d: %ld execve() verdicts counted, %ld expected",
+					 order_names[t], mode, counted, want);
 			}
 			for (t = 0; t < 2 * ARRAY_SIZE(types); t++) {
 				char name[96];
@@ -1102,6 +1272,7 @@ int main(int argc, char **argv)
 		}
 		run(seq_claim, CLAIM_REVERSED, true);
 		check(claim_names[CLAIM_REVERSED], true, want_claim(CLAIM_REVERSED));
+		lifetime_case();
 		run(seq_late_joiner, 0, false);
 		check("predates: a new joiner of a PID namespace made in mode 0 forks with the host's, exec",
 		      false, want_late_joiner(false));
