@@ -1052,6 +1052,73 @@ static struct outcome want_claim(int c)
 }
 
 /*
+ * window: can a fork enter a PID namespace that has no init yet, and not
+ * become its PID 1? Stage mode exempts the fork that makes the init, and
+ * before patch 14 it took "the PID namespace has no child_reaper" to mean
+ * "this fork makes the init": a second fork into such a PID namespace
+ * would have gone unjudged with PID 2. After unshare(CLONE_NEWPID) only
+ * the caller has the new PID namespace P for its children, so a second
+ * fork needs a second task with P as pid_for_children, or a PID other
+ * than 1 for the first. Each door, tried from the unsharer (one before
+ * P has an init): a thread (CLONE_THREAD: EINVAL), a nested PID namespace
+ * whose NS_GET_PARENT would give P to others (clone(CLONE_NEWPID): EINVAL,
+ * copy_pid_ns()), P's file (/proc/self/ns/pid_for_children: ENOENT until
+ * there is an init), and clone3() with set_tid asking for PID 2 (EINVAL:
+ * "a PID != 1 ... and no PID 1"). Then the control: the same clone3()
+ * asking for PID 1 makes the init. Returns
+ * how many doors were open (a door's errno is told).
+ */
+static int window_case(void)
+{
+	struct clone_args args = { .exit_signal = SIGCHLD };
+	pid_t set_tid[2] = { 2, 0 };
+	int *open_doors = &out->alive;
+	pid_t pid;
+
+	*open_doors = -1;
+	pid = fork();
+	if (pid == 0) {
+		int doors = 0, fd;
+		pid_t c;
+
+		if (unshare(CLONE_NEWPID | NS_COUPLED))
+			_exit(91);
+		c = raw_clone(true, CLONE_THREAD | CLONE_SIGHAND | CLONE_VM);
+		if (c == 0)
+			_exit(0);
+		doors += c >= 0 || errno != EINVAL;
+		c = raw_clone(true, CLONE_NEWPID | NS_COUPLED);
+		if (c == 0)
+			_exit(0);
+		if (c > 0)
+			wait_status(c);
+		doors += c >= 0 || errno != EINVAL;
+		fd = open("/proc/self/ns/pid_for_children", O_RDONLY | O_CLOEXEC);
+		doors += fd >= 0 || errno != ENOENT;
+		/* set_tid: the PID in P (level 1), then in the host's */
+		args.set_tid = (uint64_t)(uintptr_t)set_tid;
+		args.set_tid_size = 1;
+		c = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+		if (c == 0)
+			_exit(0);
+		if (c > 0)
+			wait_status(c);
+		doors += c >= 0 || errno != EINVAL;
+		/* The first fork makes the init: set_tid=1, the control */
+		set_tid[0] = 1;
+		c = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+		if (c == 0)
+			_exit(getpid() == 1 ? 0 : 1);
+		doors += c < 0 || wait_status(c) != 0;
+		*open_doors = doors;
+		_exit(0);
+	}
+	if (pid < 0 || wait_status(pid) != 0)
+		return -1;
+	return *open_doors;
+}
+
+/*
  * predates, joiners: a PID namespace created uncoupled in mode 0 (its
  * init has the host's namespaces), then, in the mode under test, a new
  * joiner: with the host's namespaces (@isolated false), or isolated at
@@ -1273,6 +1340,10 @@ int main(int argc, char **argv)
 		run(seq_claim, CLAIM_REVERSED, true);
 		check(claim_names[CLAIM_REVERSED], true, want_claim(CLAIM_REVERSED));
 		lifetime_case();
+		i = (unsigned int)window_case();
+		tap_case(i == 0,
+			 "window, mode %d: after unshare(CLONE_NEWPID), no second task can fork into the PID namespace before its init, nor the first fork take a PID other than 1 (thread, nested PID namespace, pid_for_children file, set_tid=2): %d doors open",
+			 mode, (int)i);
 		run(seq_late_joiner, 0, false);
 		check("predates: a new joiner of a PID namespace made in mode 0 forks with the host's, exec",
 		      false, want_late_joiner(false));
