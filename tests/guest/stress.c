@@ -6,10 +6,12 @@
  * PID namespace alone, or with new mount, IPC and network namespaces at
  * the fork), build PID namespaces in several calls, unshare, setns() back
  * to the host, let a container's thread-group leader exit while another
- * thread forks, and execve() a probe, all at once, while another process
- * flips kernel.pidns_coupling. The races this aims at: a dying init or an
+ * thread forks, execve() a probe, and race two containers for one pinned
+ * network namespace, all at once, while another process flips
+ * kernel.pidns_coupling. The races this aims at: a dying init or an
  * exited leader against joiners, setns()/unshare() against forks and
- * execve(), and the mode changing under all of them.
+ * execve(), two claims of one namespace, and the mode changing under all
+ * of them.
  *
  * Phase A flips the mode through 0..3: only the kernel's own checkers
  * (the boot fails on any report) and that nothing hangs are judged.
@@ -23,6 +25,14 @@
  * at the end makes the same state in mode 0 and checks that the probe
  * reports it.
  *
+ * The claim race (patch 13): a worker makes a network namespace on the
+ * host, keeps it by a file and leaves it (podman's pattern), then starts
+ * two coupled containers whose inits wait on one pipe and, released
+ * together, both setns() into it. In phase B (modes 2 and 3, where claims
+ * are judged) at most one may win. Each init records when its setns()
+ * started and ended: a race whose two calls overlapped in time reached
+ * the window that the claim mutex closes, and at least one must have.
+ *
  * Bounded: pidns.stress_secs (default 20) seconds per phase,
  * pidns.stress_workers (default 6) workers.
  */
@@ -34,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -46,10 +57,10 @@
 #define SLOTS 32
 #define REC "/tmp/stress.rec"
 
-enum op { OP_CONTAINER, OP_JOIN, OP_STAGE, OP_UNSHARE, OP_NR };
+enum op { OP_CONTAINER, OP_JOIN, OP_STAGE, OP_UNSHARE, OP_CLAIM, OP_NR };
 
 static const char *const op_names[OP_NR] = {
-	"container", "join", "stage", "unshare",
+	"container", "join", "stage", "unshare", "claim race",
 };
 
 struct shared {
@@ -60,6 +71,15 @@ struct shared {
 	long setns_back_ok;		/* ... and accepted in phase B */
 	long flips;
 	long flip_errors;
+	long races;			/* claim races in phase B */
+	long races_both;		/* ... that both containers won */
+	long races_overlap;		/* ... whose two setns() overlapped */
+};
+
+/* One claim race: each init's setns() into the pinned netns */
+struct race {
+	struct timespec start[2], end[2];
+	int ok[2];
 };
 
 static struct shared *sh;
@@ -243,6 +263,91 @@ static void op_unshare(void)
 		waitpid(pid, NULL, 0);
 }
 
+static bool before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec ||
+	       (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+static void op_claim(void)
+{
+	struct race *r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
+			      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	int go[2] = { -1, -1 }, done[2] = { -1, -1 }, own, net = -1, k;
+	pid_t pid[2] = { -1, -1 };
+	char byte;
+
+	if (r == MAP_FAILED)
+		return;
+	memset(r, 0, sizeof(*r));
+	/* A network namespace made here, kept by a file, and left */
+	own = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (own < 0 || pipe(go) < 0 || pipe(done) < 0)
+		goto out;
+	if (!unshare(CLONE_NEWNET)) {
+		net = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+		if (setns(own, CLONE_NEWNET))
+			_exit(1);	/* a worker that cannot leave it */
+	}
+	if (net < 0)
+		goto out;
+	for (k = 0; k < 2; k++) {
+		pid[k] = raw_clone(true, CLONE_NEWPID | NS_COUPLED);
+		if (pid[k] == 0) {
+			close(go[1]);
+			if (read(go[0], &byte, 1) < 0)
+				_exit(1);
+			clock_gettime(CLOCK_MONOTONIC, &r->start[k]);
+			r->ok[k] = setns(net, CLONE_NEWNET) == 0;
+			clock_gettime(CLOCK_MONOTONIC, &r->end[k]);
+			/*
+			 * Stay until both have tried: a PID namespace that
+			 * dies hands what it claimed back, and the other
+			 * could then claim it in turn, legitimately.
+			 */
+			close(done[1]);
+			if (read(done[0], &byte, 1) < 0)
+				_exit(1);
+			_exit(0);
+		}
+	}
+	close(go[1]);		/* both inits go */
+	go[1] = -1;
+	for (k = 0; k < 2; k++)
+		if (pid[k] > 0)
+			while (!__atomic_load_n(&r->end[k].tv_sec, __ATOMIC_ACQUIRE) &&
+			       !__atomic_load_n(&r->end[k].tv_nsec, __ATOMIC_ACQUIRE) &&
+			       waitpid(pid[k], NULL, WNOHANG) == 0)
+				usleep(1000);
+	close(done[1]);		/* both have tried: they may end */
+	done[1] = -1;
+	for (k = 0; k < 2; k++)
+		if (pid[k] > 0)
+			waitpid(pid[k], NULL, 0);
+	if (phase == 'B' && pid[0] > 0 && pid[1] > 0) {
+		__atomic_add_fetch(&sh->races, 1, __ATOMIC_RELAXED);
+		if (r->ok[0] && r->ok[1])
+			__atomic_add_fetch(&sh->races_both, 1, __ATOMIC_RELAXED);
+		if (before(&r->start[0], &r->end[1]) &&
+		    before(&r->start[1], &r->end[0]))
+			__atomic_add_fetch(&sh->races_overlap, 1, __ATOMIC_RELAXED);
+	}
+out:
+	if (own >= 0)
+		close(own);
+	if (net >= 0)
+		close(net);
+	if (go[0] >= 0)
+		close(go[0]);
+	if (go[1] >= 0)
+		close(go[1]);
+	if (done[0] >= 0)
+		close(done[0]);
+	if (done[1] >= 0)
+		close(done[1]);
+	munmap(r, sizeof(*r));
+}
+
 static void worker(unsigned int id)
 {
 	seed = id * 7919u + (unsigned int)time(NULL);
@@ -259,6 +364,9 @@ static void worker(unsigned int id)
 			break;
 		case OP_STAGE:
 			op_stage();
+			break;
+		case OP_CLAIM:
+			op_claim();
 			break;
 		default:
 			op_unshare();
@@ -424,6 +532,9 @@ int main(int argc, char **argv)
 	tap_case(sh->setns_back > 0 && sh->setns_back_ok == 0,
 		 "in phase B no container's setns() back to the host's network namespace was accepted (%ld of %ld)",
 		 sh->setns_back_ok, sh->setns_back);
+	tap_case(sh->races > 0 && sh->races_both == 0 && sh->races_overlap > 0,
+		 "claim race: in phase B two containers never both took one pinned network namespace (%ld of %ld races), and the race was reached: both setns() overlapped in time in %ld",
+		 sh->races_both, sh->races, sh->races_overlap);
 
 	/* The control: the same state in mode 0 is reported. */
 	phase = 'C';
