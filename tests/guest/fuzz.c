@@ -118,13 +118,14 @@ static const char *const call_name[] = { "clone3", "unshare", "setns" };
 /* The steps of a chain (part 2). */
 enum step { STEP_UNSHARE, STEP_CLONE, STEP_FORK, STEP_SETNS_FD,
 	    STEP_SETNS_PIDFD, STEP_PROBE, STEP_EXEC, STEP_SAVE, STEP_MODE,
-	    STEP_N };
+	    STEP_PIN, STEP_RESET, STEP_N };
 static const char *const step_name[STEP_N] = {
 	"unshare", "clone", "fork", "setns(fd)", "setns(pidfd)",
 	"fork+execve", "execve", "save fds", "mode",
+	"pin and leave", "reset pid_for_children",
 };
 /* Out of 32, how often each step is drawn. */
-static const int step_weight[STEP_N] = { 6, 4, 3, 5, 4, 4, 2, 2, 2 };
+static const int step_weight[STEP_N] = { 5, 4, 3, 5, 3, 4, 2, 2, 2, 1, 1 };
 
 /*
  * The namespaces whose owners are recorded, as /proc/self/ns names them;
@@ -1583,6 +1584,75 @@ static void step_setns_fd(struct chain *c)
 		hist(c, "s:%s#%d%s", nst_file[type], i, nstype ? "" : "/0");
 }
 
+/*
+ * Make a mount, IPC or network namespace, keep it in the pool and go back
+ * to the one before: a namespace made on the host (or in a container) and
+ * left, that a later setns(fd) step joins (podman's pinned network).
+ */
+static void step_pin(struct chain *c)
+{
+	static const int types[] = { NST_MNT, NST_IPC, NST_NET };
+	int type = types[splitmix(&c->r) % 3], old, fd, i;
+	struct view was, now;
+	char path[48];
+	bool ok;
+
+	snprintf(path, sizeof(path), "/proc/self/ns/%s", nst_file[type]);
+	old = open(path, O_RDONLY | O_CLOEXEC);
+	if (old < 0 || view_read(&was) < 0)
+		_exit(CHAIN_BROKEN);
+	ok = syscall(SYS_unshare, (unsigned long)nst_flag[type]) == 0;
+	if (!chain_count(STEP_PIN, ok)) {
+		hist(c, "p:%s!%d", nst_file[type], errno);
+		close(old);
+		return;
+	}
+	if (view_read(&now) < 0)
+		_exit(CHAIN_BROKEN);
+	note_unshare(&was, &now);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (c->npool < POOL_MAX) {
+			i = c->npool++;
+		} else {
+			i = c->nfixed + (int)(splitmix(&c->r) %
+					      (uint64_t)(POOL_MAX - c->nfixed));
+			close(c->pool[i].fd);
+		}
+		c->pool[i].fd = fd;
+		c->pool[i].type = type;
+	}
+	/*
+	 * Leave it: back to the namespace of before. That is a setns() like
+	 * any other, judged in a container and refused without the
+	 * capability: then the task stays a member.
+	 */
+	ok = syscall(SYS_setns, old, (int)nst_flag[type]) == 0;
+	close(old);
+	if (ok)
+		hist(c, "p:%s", nst_file[type]);
+	else
+		hist(c, "p:%s=%d", nst_file[type], errno);
+}
+
+/* setns() to this task's own PID namespace: pid_for_children back to it */
+static void step_reset(struct chain *c)
+{
+	int fd = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+	bool ok;
+
+	if (fd < 0)
+		_exit(CHAIN_BROKEN);
+	ok = syscall(SYS_setns, fd, CLONE_NEWPID) == 0;
+	close(fd);
+	if (ok)
+		pidc_moved();
+	if (!chain_count(STEP_RESET, ok))
+		hist(c, "r!%d", errno);
+	else
+		hist(c, "r");
+}
+
 static void step_setns_pidfd(struct chain *c)
 {
 	uint64_t flags = chain_flags(c);
@@ -1720,6 +1790,8 @@ static void __attribute__((noreturn)) chain_run(struct chain *c)
 		case STEP_PROBE: step_probe(c, false); break;
 		case STEP_EXEC: step_probe(c, true); break;
 		case STEP_SAVE: step_save(c); break;
+		case STEP_PIN: step_pin(c); break;
+		case STEP_RESET: step_reset(c); break;
 		default: step_mode(c); break;
 		}
 	}
