@@ -714,7 +714,15 @@ static int claim_rule(uint64_t pid, const struct nsrec *e, int type,
 		return CLAIM_INITIAL;
 	if (uncertain)
 		*uncertain = pidns_unpinned(e->owner, t, n);
-	for (*owner = e->owner; !pidns_live(*owner, t, n); *owner = o->owner) {
+	/*
+	 * A claim the kernel made (@uncertain NULL) may follow a hand-up that
+	 * the table did not see: an owner used by no task may have been
+	 * freed, its namespaces handed to its parent. It is judged as dead.
+	 */
+	for (*owner = e->owner;
+	     !pidns_live(*owner, t, n) ||
+	     (!uncertain && pidns_unpinned(*owner, t, n));
+	     *owner = o->owner) {
 		o = nsrec_find(*owner, false);
 		if (!o || o->type != NST_PID)
 			return CLAIM_NOT_ANCESTOR;
@@ -850,11 +858,17 @@ static void claim_seen(const struct where *w, struct nsrec *e, int type,
 		__atomic_fetch_add(&st->claims_unread, 1, __ATOMIC_SEQ_CST);
 		goto out;
 	}
-	if (to != e->owner && owns(to, e->owner, &untracked)) {
+	o = nsrec_find(e->owner, false);
+	if (to != e->owner &&
+	    (owns(to, e->owner, &untracked) ||
+	     ((!o || o->type != NST_PID) && !pidns_referenced(e->owner, t, n)))) {
 		/*
 		 * Not a claim, which only ever moves a namespace down: its
 		 * owner was freed and handed it to its parent (and so on up
-		 * to @to). Every PID namespace on the way must be unused.
+		 * to @to). Every PID namespace on the way must be unused. An
+		 * owner that the table knows by no record (a PID namespace it
+		 * knew by a made-up number, forgotten when pid_for_children
+		 * moved) is taken for one handed up if no task uses it.
 		 */
 		__atomic_fetch_add(&st->orphans, 1, __ATOMIC_SEQ_CST);
 		__atomic_fetch_sub(&st->claims[1], 1, __ATOMIC_SEQ_CST);
