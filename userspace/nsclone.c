@@ -445,8 +445,7 @@ static unsigned int parse_share(const char *list)
 			if (!strcmp(name, share_names[i].name))
 				break;
 		if (i == sizeof(share_names) / sizeof(*share_names)) {
-			warnx("unknown --share item: %s (tmp, shm, mqueue, proc or all)",
-			      name);
+			warnx("unknown --share item: %s", name);
 			bad_usage();
 		}
 		share |= share_names[i].bit;
