@@ -1598,6 +1598,22 @@ static void step_setns_fd(struct chain *c)
 		hist(c, "s:%s#%d%s", nst_file[type], i, nstype ? "" : "/0");
 }
 
+/* Keep @fd (of @type) in the pool: a free place, or a saved one replaced */
+static void pool_add(struct chain *c, int fd, int type)
+{
+	int i;
+
+	if (c->npool < POOL_MAX) {
+		i = c->npool++;
+	} else {
+		i = c->nfixed + (int)(splitmix(&c->r) %
+				      (uint64_t)(POOL_MAX - c->nfixed));
+		close(c->pool[i].fd);
+	}
+	c->pool[i].fd = fd;
+	c->pool[i].type = type;
+}
+
 /*
  * Make a mount, IPC or network namespace, keep it in the pool and go back
  * to the one before: a namespace made on the host (or in a container) and
@@ -1606,7 +1622,7 @@ static void step_setns_fd(struct chain *c)
 static void step_pin(struct chain *c)
 {
 	static const int types[] = { NST_MNT, NST_IPC, NST_NET };
-	int type = types[splitmix(&c->r) % 3], old, fd, i;
+	int type = types[splitmix(&c->r) % 3], old, fd;
 	struct view was, now;
 	char path[48];
 	bool ok;
@@ -1625,17 +1641,8 @@ static void step_pin(struct chain *c)
 		_exit(CHAIN_BROKEN);
 	note_unshare(&was, &now);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		if (c->npool < POOL_MAX) {
-			i = c->npool++;
-		} else {
-			i = c->nfixed + (int)(splitmix(&c->r) %
-					      (uint64_t)(POOL_MAX - c->nfixed));
-			close(c->pool[i].fd);
-		}
-		c->pool[i].fd = fd;
-		c->pool[i].type = type;
-	}
+	if (fd >= 0)
+		pool_add(c, fd, type);
 	/*
 	 * Leave it: back to the namespace of before. That is a setns() like
 	 * any other, judged in a container and refused without the
@@ -1737,7 +1744,7 @@ static void step_save(struct chain *c)
 
 	chain_count(STEP_SAVE, true);
 	for (t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
-		int fd, i, type = types[t];
+		int fd, type = types[t];
 
 		if (type == NST_PIDFD) {
 			fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
@@ -1747,16 +1754,8 @@ static void step_save(struct chain *c)
 		}
 		if (fd < 0)
 			continue;
-		if (c->npool < POOL_MAX) {
-			i = c->npool++;
-		} else {
-			i = c->nfixed + (int)(splitmix(&c->r) %
-					      (uint64_t)(POOL_MAX - c->nfixed));
-			close(c->pool[i].fd);
-		}
 		/* pid_for_children is a PID namespace file too. */
-		c->pool[i].fd = fd;
-		c->pool[i].type = type == NST_PIDC ? NST_PID : type;
+		pool_add(c, fd, type == NST_PIDC ? NST_PID : type);
 	}
 	hist(c, "w");
 }
