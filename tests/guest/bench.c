@@ -212,49 +212,55 @@ static void helper_stop(void)
 	}
 }
 
-/* A refused request changes nothing: no throwaway child needed. */
-static double refused_ns(void)
+/*
+ * ns per call of @request, which must be refused with EINVAL (@what names
+ * it), over at least MIN_NS, in batches of @batch. A refused request
+ * changes nothing: no throwaway child needed.
+ */
+static double refused_loop(long (*request)(void), long batch, const char *what)
 {
 	double t0 = now_ns(), t;
 	long n = 0, i;
 
 	do {
-		for (i = 0; i < 1000; i++) {
-			if (unshare(CLONE_NEWPID) == 0 || errno != EINVAL) {
-				fprintf(stderr, "bench: unshare(CLONE_NEWPID) was not refused\n");
+		for (i = 0; i < batch; i++) {
+			if (request() >= 0 || errno != EINVAL) {
+				fprintf(stderr, "bench: %s was not refused\n", what);
 				exit(1);
 			}
 		}
-		n += 1000;
+		n += batch;
 		t = now_ns() - t0;
 	} while (t < MIN_NS);
 	return t / n;
+}
+
+static long refused_unshare(void)
+{
+	return unshare(CLONE_NEWPID);
 }
 
 /*
  * A refused fork: clone3(CLONE_NEWPID) in enforce mode. Judged last in
  * copy_process(), it copies the task and makes its PID namespace first.
  */
+static long refused_clone(void)
+{
+	pid_t pid = raw_clone(true, CLONE_NEWPID);
+
+	if (pid == 0)
+		_exit(0);
+	return pid;
+}
+
+static double refused_ns(void)
+{
+	return refused_loop(refused_unshare, 1000, "unshare(CLONE_NEWPID)");
+}
+
 static double refused_clone_ns(void)
 {
-	double t0 = now_ns(), t;
-	long n = 0, i;
-	pid_t pid;
-
-	do {
-		for (i = 0; i < 100; i++) {
-			pid = raw_clone(true, CLONE_NEWPID);
-			if (pid == 0)
-				_exit(0);
-			if (pid > 0 || errno != EINVAL) {
-				fprintf(stderr, "bench: clone3(CLONE_NEWPID) was not refused\n");
-				exit(1);
-			}
-		}
-		n += 100;
-		t = now_ns() - t0;
-	} while (t < MIN_NS);
-	return t / n;
+	return refused_loop(refused_clone, 100, "clone3(CLONE_NEWPID)");
 }
 
 /*
