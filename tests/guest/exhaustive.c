@@ -338,8 +338,7 @@ static void run_group(enum oracle_call call, int mode, bool alias, bool unpriv,
 	/* The rule's verdicts on this call, counted as the oracle says */
 	const char *counter = call == ORACLE_UNSHARE ? "unshare" :
 			      call == ORACLE_SETNS ? "setns" : "clone";
-	long before = pidns_stats(counter, "allowed") +
-		      pidns_stats(counter, "refused");
+	long before = pidns_judged(counter);
 	long counted = 0, got = 0;
 	char why[160], flags[256];
 
@@ -371,8 +370,7 @@ static void run_group(enum oracle_call call, int mode, bool alias, bool unpriv,
 	 * reason (EPERM without a user namespace) is not, in any mode.
 	 */
 	if (alias) {
-		got = pidns_stats(counter, "allowed") +
-		      pidns_stats(counter, "refused") - before;
+		got = pidns_judged(counter) - before;
 		if (got != counted) {
 			tap_diag("kernel.pidns_coupling_stats: %s grew by %ld, the oracle says %ld",
 				 counter, got, counted);

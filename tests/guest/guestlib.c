@@ -77,6 +77,11 @@ long pidns_stats(const char *call, const char *verdict)
 	return found;
 }
 
+long pidns_judged(const char *call)
+{
+	return pidns_stats(call, "allowed") + pidns_stats(call, "refused");
+}
+
 void target_start(struct target *t, uint64_t flags, void (*setup)(void))
 {
 	char pid[16];

@@ -36,6 +36,9 @@ void set_mode(int mode);
  */
 long pidns_stats(const char *call, const char *verdict);
 
+/* The verdicts on @call counted so far, allowed and refused */
+long pidns_judged(const char *call);
+
 /*
  * Start a target with clone3(@flags | CLONE_PIDFD); @setup, if not NULL,
  * runs in it before it waits. Bails out on failure.

@@ -112,16 +112,28 @@ static const char *step(int v, char *buf)
 	return buf;
 }
 
-/* execve() this program, which exits EXEC_OK; on failure, record it. */
-static void try_exec(void)
+/*
+ * execve() @path, or this program (which exits EXEC_OK) if @path is NULL;
+ * on failure, record it.
+ */
+static void __attribute__((noreturn)) try_exec_file(const char *path)
 {
 	char *argv[] = { "state", "--exit", NULL };
 	extern char **environ;
 
-	syscall(SYS_execveat, exe_fd, "", argv, environ, AT_EMPTY_PATH);
+	if (path)
+		execve(path, argv, environ);
+	else
+		syscall(SYS_execveat, exe_fd, "", argv, environ, AT_EMPTY_PATH);
 	out->exec = errno;
 	out->alive = 1;
 	_exit(STILL);
+}
+
+/* execve() this program, which exits EXEC_OK; on failure, record it. */
+static void __attribute__((noreturn)) try_exec(void)
+{
+	try_exec_file(NULL);
 }
 
 /* Wait for a child that tried try_exec() and fill out->exec. */
@@ -135,8 +147,8 @@ static void wait_exec(pid_t pid)
 		out->exec = ODD;
 }
 
-/* fork(), recording its errno; the child runs try_exec(). */
-static void fork_exec(uint64_t flags)
+/* fork(), recording its errno; the child runs try_exec_file(@path). */
+static void fork_exec_file(uint64_t flags, const char *path)
 {
 	pid_t pid = raw_clone(true, flags);
 
@@ -145,9 +157,15 @@ static void fork_exec(uint64_t flags)
 		return;
 	}
 	if (pid == 0)
-		try_exec();
+		try_exec_file(path);
 	out->fork = 0;
 	wait_exec(pid);
+}
+
+/* fork(), recording its errno; the child runs try_exec(). */
+static void fork_exec(uint64_t flags)
+{
+	fork_exec_file(flags, NULL);
 }
 
 static int ns_open(const char *pid, const char *file)
@@ -248,7 +266,7 @@ static bool refuses(void)
  * back into the old namespace of type @t, fork: the init of the new PID
  * namespace would have the outside's namespace.
  */
-static void seq_hole(int t)
+static void hole(int t, const char *path)
 {
 	int fd = ns_open("self", types[t].file);
 
@@ -257,7 +275,12 @@ static void seq_hole(int t)
 	out->setns = setns(fd, types[t].flag) ? errno : 0;
 	if (out->setns)
 		return;
-	fork_exec(0);
+	fork_exec_file(0, path);
+}
+
+static void seq_hole(int t)
+{
+	hole(t, NULL);
 }
 
 static struct outcome want_hole(void)
@@ -292,32 +315,13 @@ static const char *const order_names[ORDER_NR] = {
 
 static void seq_order(int kind)
 {
-	int fd = ns_open("self", "net");
-	char *argv[] = { "state", NULL };
-	extern char **environ;
-	pid_t pid;
+	static const char *const paths[ORDER_NR] = {
+		[ORDER_NOEXEC] = NOEXEC_FILE,
+		[ORDER_MISSING] = "/nonexistent/state",
+		[ORDER_PROGRAM] = NULL,		/* this program */
+	};
 
-	if (fd < 0 || unshare(CLONE_NEWPID | NS_COUPLED))
-		_exit(93);
-	out->setns = setns(fd, CLONE_NEWNET) ? errno : 0;
-	if (out->setns)
-		return;
-	pid = raw_clone(true, 0);
-	if (pid < 0) {
-		out->fork = errno;
-		return;
-	}
-	if (pid == 0) {
-		if (kind == ORDER_PROGRAM)
-			try_exec();
-		execve(kind == ORDER_NOEXEC ? NOEXEC_FILE : "/nonexistent/state",
-		       argv, environ);
-		out->exec = errno;
-		out->alive = 1;
-		_exit(STILL);
-	}
-	out->fork = 0;
-	wait_exec(pid);
+	hole(2, paths[kind]);	/* types[2]: the network namespace */
 }
 
 static struct outcome want_order(int kind)
@@ -327,12 +331,6 @@ static struct outcome want_order(int kind)
 	if (w.exec != NONE && kind != ORDER_PROGRAM)
 		w.exec = kind == ORDER_NOEXEC ? ENOEXEC : ENOENT;
 	return w;
-}
-
-/* execve() verdicts counted so far, allowed and refused */
-static long exec_counted(void)
-{
-	return pidns_stats("exec", "allowed") + pidns_stats("exec", "refused");
 }
 
 /*
@@ -1284,7 +1282,7 @@ int main(int argc, char **argv)
 				check(name, user, want_hole());
 			}
 			for (t = 0; !user && t < ORDER_NR; t++) {
-				long before = exec_counted(), counted;
+				long before = pidns_judged("exec"), counted;
 				/* Only the control's execve() is judged */
 				long want = t == ORDER_PROGRAM &&
 					    (mode == PIDNS_WARN ||
@@ -1292,7 +1290,7 @@ int main(int argc, char **argv)
 
 				run(seq_order, t, false);
 				check(order_names[t], false, want_order(t));
-				counted = exec_counted() - before;
+				counted = pidns_judged("exec") - before;
 				tap_case(counted == want,
 					 "%s, mode %d: %ld execve() verdicts counted, %ld expected",
 					 order_names[t], mode, counted, want);

@@ -121,6 +121,29 @@ static unsigned long self_pidns(void)
 	return stat("/proc/self/ns/pid", &st) ? 0 : (unsigned long)st.st_ino;
 }
 
+/* Whether @path is a mount point in this mount namespace: 1, 0, or -1 */
+static int mount_point(const char *path)
+{
+	char line[512], needle[128];
+	int found = 0;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	snprintf(needle, sizeof(needle), " %s ", path);
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, needle))
+			found = 1;
+	fclose(f);
+	return found;
+}
+
+/* Whether @path is a mount point in this mount namespace */
+static bool mounted(const char *path)
+{
+	return mount_point(path) > 0;
+}
+
 /* The inside: act on @c; exit 0 if it could, 1 if not, 2 on a setup error. */
 static int inside(enum channel c)
 {
@@ -162,22 +185,16 @@ static int inside(enum channel c)
 		return mq_send(fd, "x", 1, 0) ? 2 : 0;
 	case C_PROP_OUT:
 	case C_PROP_IN: {
-		char line[512];
-		FILE *f;
-		int seen = 0;
 		char byte = 0;
+		int seen;
 
 		/* fd 3: to the host; fd 4: from it */
 		if (mount("tmpfs", MNT_IN, "tmpfs", 0, NULL) < 0 ||
 		    write(3, "", 1) != 1 || read(4, &byte, 1) != 1)
 			return 2;
-		f = fopen("/proc/self/mountinfo", "re");
-		if (!f)
+		seen = mount_point(MNT_OUT);
+		if (seen < 0)
 			return 2;
-		while (fgets(line, sizeof(line), f))
-			if (strstr(line, " " MNT_OUT " "))
-				seen = 1;
-		fclose(f);
 		/* C_PROP_IN is the question here: 0 if the host's mount came in */
 		return seen ? 0 : 1;
 	}
@@ -186,22 +203,6 @@ static int inside(enum channel c)
 	}
 }
 
-/* Whether @path is a mount point in this mount namespace */
-static bool mounted(const char *path)
-{
-	char line[512], needle[128];
-	bool found = false;
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-
-	snprintf(needle, sizeof(needle), " %s ", path);
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f))
-		if (strstr(line, needle))
-			found = true;
-	fclose(f);
-	return found;
-}
 
 /*
  * Whether @id, looked up in the host's PID namespace, names a task whose
