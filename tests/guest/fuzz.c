@@ -163,6 +163,7 @@ struct nsrec {
 /* A task's namespaces by inode, 0 where unreadable. */
 struct taskns {
 	uint64_t ino[NST_N];
+	bool pidc_guessed;	/* ino[NST_PIDC] is the table's guess, not /proc's */
 };
 
 #define TASKS_MAX	1024
@@ -606,8 +607,11 @@ static int tasks_read_as(struct taskns *t, const char *self, uint64_t pidc)
 					 p->d_name, d->d_name, nst_file[i]);
 				t[n].ino[i] = stat(path, &s) ? 0 : s.st_ino;
 			}
-			if (!strcmp(d->d_name, self) && !t[n].ino[NST_PIDC])
+			t[n].pidc_guessed = false;
+			if (!strcmp(d->d_name, self) && !t[n].ino[NST_PIDC]) {
 				t[n].ino[NST_PIDC] = pidc;
+				t[n].pidc_guessed = true;
+			}
 			if (t[n].ino[NST_PID])
 				n++;
 		}
@@ -656,17 +660,27 @@ static bool pidns_live(uint64_t pid, const struct taskns *t, int n)
 	return false;
 }
 
-/* Whether a task uses PID namespace @pid, or one below it, or makes children in it */
-static bool pidns_referenced(uint64_t pid, const struct taskns *t, int n)
+/*
+ * Whether a task uses PID namespace @pid, or one below it, or makes
+ * children in it; with @guess false, not counting a pid_for_children that
+ * /proc did not show (the table's own guess for this process).
+ */
+static bool pidns_used(uint64_t pid, const struct taskns *t, int n, bool guess)
 {
 	bool untracked = false;
 	int k;
 
 	for (k = 0; k < n; k++)
 		if (owns(pid, t[k].ino[NST_PID], &untracked) ||
-		    (t[k].ino[NST_PIDC] && owns(pid, t[k].ino[NST_PIDC], &untracked)))
+		    (t[k].ino[NST_PIDC] && (guess || !t[k].pidc_guessed) &&
+		     owns(pid, t[k].ino[NST_PIDC], &untracked)))
 			return true;
 	return false;
+}
+
+static bool pidns_referenced(uint64_t pid, const struct taskns *t, int n)
+{
+	return pidns_used(pid, t, n, true);
 }
 
 /*
@@ -874,7 +888,12 @@ static void claim_seen(const struct where *w, struct nsrec *e, int type,
 		__atomic_fetch_sub(&st->claims[1], 1, __ATOMIC_SEQ_CST);
 		for (owner = e->owner; owner && owner != to; owner = o->owner) {
 			o = nsrec_find(owner, false);
-			if (pidns_referenced(owner, t, n)) {
+			/*
+			 * What /proc shows, not the table's guess of this
+			 * process's pid_for_children, which can be a freed
+			 * PID namespace's number after a reset.
+			 */
+			if (pidns_used(owner, t, n, false)) {
 				claim_bad(w, type, e->ino, e->owner, to,
 					  CLAIM_ORPHAN_USED);
 				break;
