@@ -41,7 +41,10 @@
  *    mode 3, while a pod's app container with its own PID namespace, a
  *    second container on a network that a live one has claimed, and the
  *    host's namespaces are refused; a namespace whose owner died can be
- *    claimed again.
+ *    claimed again;
+ *  - tools: the flag sets of Firefox's probe and content processes,
+ *    sbuild, mmdebstrap, autopkgtest-virt-unshare and systemd's
+ *    PrivatePIDs= (see seq_tool()).
  *
  * Each sequence runs in a child of its own, so the test's namespaces never
  * change; a step that is not reached is "-". Prints TAP.
@@ -1050,6 +1053,208 @@ static struct outcome want_claim(int c)
 }
 
 /*
+ * tools: the namespace calls of real software, as its sources at Debian's
+ * versions make them, raw (docs/compatibility.md has the real tools,
+ * measured where they run in the guest):
+ *
+ *  - Firefox ESR's probe (SandboxInfo.cpp, CanCreateUserNamespace(), at
+ *    every start): clone(CLONE_NEWUSER), and in the child
+ *    unshare(CLONE_NEWPID) alone; the child never forks. A failure makes
+ *    Firefox start every child process with a plain fork(): no user,
+ *    network or IPC namespace, no chroot. Its content processes
+ *    (SandboxLaunch.cpp) get clone(CLONE_NEWUSER|CLONE_NEWIPC|
+ *    CLONE_NEWNET), never CLONE_NEWPID, and execve();
+ *  - sbuild 0.85's --chroot-mode=unshare: unshare(NEWUSER|NEWNS|NEWPID|
+ *    NEWUTS|NEWIPC) (NEWNET only for the dpkg-buildpackage step), a fork,
+ *    whose child (PID 1) execs "sh -c ... chroot";
+ *  - mmdebstrap's --mode=unshare: the same flags, never NEWNET; the PID 1
+ *    it forks runs Perl and does not exec, its children do;
+ *  - autopkgtest-virt-unshare: unshare(NEWUSER|NEWNS), then
+ *    unshare --ipc --mount --pid --uts --cgroup --fork: PID 1 execs;
+ *  - systemd 257's PrivatePIDs= with PrivateNetwork= and PrivateIPC=: the
+ *    executor unshare()s the network and IPC namespaces, in the host's PID
+ *    namespace, then clone(CLONE_NEWPID) alone, hands the child's pidfd to
+ *    the manager, tells the child to go on and _exit()s; the child
+ *    unshare()s its mount namespace and execs. Whether the executor is
+ *    still in the network namespace at the child's execve() is a race:
+ *    both sides of it are run, and PrivatePIDs= without the other two.
+ *
+ * out->setns is the call that creates the PID namespace, out->fork the
+ * fork of its PID 1 (or of a tool's process), out->exec the first
+ * execve() in it.
+ */
+enum tool {
+	TOOL_FIREFOX_PROBE,
+	TOOL_FIREFOX_CHILD,
+	TOOL_SBUILD,
+	TOOL_SBUILD_BUILD,
+	TOOL_MMDEBSTRAP,
+	TOOL_AUTOPKGTEST,
+	TOOL_PRIVATEPIDS_ALIVE,
+	TOOL_PRIVATEPIDS_GONE,
+	TOOL_PRIVATEPIDS_ONLY,
+	TOOL_NR
+};
+
+static const char *const tool_names[TOOL_NR] = {
+	"tools: Firefox's probe: clone(NEWUSER), the child unshare(NEWPID)",
+	"tools: a Firefox content process: clone(NEWUSER|NEWIPC|NEWNET), exec",
+	"tools: sbuild --chroot-mode=unshare: unshare(NEWUSER|NEWNS|NEWPID|NEWUTS|NEWIPC), fork, exec",
+	"tools: sbuild's build step: the same with NEWNET, fork, exec",
+	"tools: mmdebstrap --mode=unshare: unshare(NEWUSER|NEWNS|NEWPID|NEWUTS|NEWIPC), a PID 1 that does not exec forks one that does",
+	"tools: autopkgtest-virt-unshare: unshare(NEWUSER|NEWNS), unshare(NEWIPC|NEWNS|NEWPID|NEWUTS|NEWCGROUP), fork, exec",
+	"tools: PrivatePIDs= PrivateNetwork= PrivateIPC=: the executor still in the netns at the init's exec",
+	"tools: PrivatePIDs= PrivateNetwork= PrivateIPC=: the executor gone before the init's exec",
+	"tools: PrivatePIDs= alone: clone(NEWPID), the init unshares NEWNS, exec",
+};
+
+#define DEBIAN_BUILD_FLAGS (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | \
+			    CLONE_NEWUTS | CLONE_NEWIPC)
+
+/*
+ * systemd's executor: @net_ipc: unshare(NEWNET), unshare(NEWIPC) first;
+ * clone(CLONE_NEWPID); the child waits for the word, unshare(NEWNS),
+ * execs. @gone: the executor exits before the child reads the word (EOF),
+ * or else writes it and waits for the child's end.
+ */
+static void privatepids(bool net_ipc, bool gone)
+{
+	int go[2];
+	char byte;
+	pid_t init;
+
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) || pipe(go))
+		_exit(120);
+	if (fork() == 0) {	/* the executor */
+		if (net_ipc && (unshare(CLONE_NEWNET) || unshare(CLONE_NEWIPC)))
+			_exit(121);
+		init = raw_clone(false, CLONE_NEWPID);
+		if (init < 0) {
+			out->fork = errno;
+			_exit(0);
+		}
+		if (init == 0) {
+			close(go[1]);
+			/* one byte, or EOF once the executor is gone */
+			(void)!read(go[0], &byte, 1);
+			if (unshare(CLONE_NEWNS))
+				_exit(122);
+			try_exec();
+		}
+		out->fork = 0;
+		close(go[0]);
+		if (gone)
+			_exit(0);
+		(void)!write(go[1], "", 1);
+		wait_exec(init);
+		_exit(0);
+	}
+	close(go[0]);
+	close(go[1]);
+	/* the executor, then (reparented to this subreaper) its child */
+	while (waitpid(-1, &init, 0) > 0) {
+		if (out->exec == NONE && WIFEXITED(init)) {
+			if (WEXITSTATUS(init) == EXEC_OK)
+				out->exec = 0;
+			else if (WEXITSTATUS(init) != 0 && WEXITSTATUS(init) != STILL)
+				out->exec = ODD;
+		}
+	}
+}
+
+static void seq_tool(int t)
+{
+	pid_t pid;
+
+	/* The desktop and build tools run as a user; systemd as root. */
+	if (t < TOOL_PRIVATEPIDS_ALIVE)
+		become_user(USER);
+	switch (t) {
+	case TOOL_FIREFOX_PROBE:
+		pid = raw_clone(false, CLONE_NEWUSER);
+		if (pid == 0)
+			_exit(unshare(CLONE_NEWPID) ? errno : 0);
+		out->setns = pid < 0 ? ODD : wait_status(pid);
+		break;
+	case TOOL_FIREFOX_CHILD:
+		fork_exec(CLONE_NEWUSER | CLONE_NEWIPC | CLONE_NEWNET);
+		break;
+	case TOOL_SBUILD:
+	case TOOL_SBUILD_BUILD:
+	case TOOL_AUTOPKGTEST:
+		if (t == TOOL_AUTOPKGTEST &&
+		    unshare(CLONE_NEWUSER | CLONE_NEWNS))
+			_exit(123);
+		out->setns = unshare(t == TOOL_AUTOPKGTEST ?
+				     CLONE_NEWIPC | CLONE_NEWNS | CLONE_NEWPID |
+				     CLONE_NEWUTS | CLONE_NEWCGROUP :
+				     DEBIAN_BUILD_FLAGS |
+				     (t == TOOL_SBUILD_BUILD ? CLONE_NEWNET : 0)) ?
+			     errno : 0;
+		if (!out->setns)
+			fork_exec(0);
+		break;
+	case TOOL_MMDEBSTRAP:
+		out->setns = unshare(DEBIAN_BUILD_FLAGS) ? errno : 0;
+		if (out->setns)
+			break;
+		pid = fork();
+		if (pid < 0) {
+			out->fork = errno;
+			break;
+		}
+		if (pid == 0) {		/* PID 1: Perl, no execve() */
+			fork_exec(0);
+			_exit(out->fork == 0 ? 0 : 124);
+		}
+		waitpid(pid, NULL, 0);
+		break;
+	case TOOL_PRIVATEPIDS_ALIVE:
+	case TOOL_PRIVATEPIDS_GONE:
+		privatepids(true, t == TOOL_PRIVATEPIDS_GONE);
+		break;
+	case TOOL_PRIVATEPIDS_ONLY:
+		privatepids(false, false);
+		break;
+	}
+}
+
+static struct outcome want_tool(int t)
+{
+	struct outcome w = { 0, 0, 0, 0, 0 };
+
+	switch (t) {
+	case TOOL_FIREFOX_PROBE:
+		w = (struct outcome){ 0, NONE, NONE, 0, 0 };
+		if (mode == PIDNS_ENFORCE)	/* NEWPID alone */
+			w.setns = EINVAL;
+		break;
+	case TOOL_FIREFOX_CHILD:
+	case TOOL_SBUILD_BUILD:
+		w.setns = t == TOOL_SBUILD_BUILD ? 0 : NONE;
+		break;			/* no NEWPID, or all four */
+	case TOOL_SBUILD:
+	case TOOL_MMDEBSTRAP:
+	case TOOL_AUTOPKGTEST:
+		if (mode == PIDNS_ENFORCE)
+			w = (struct outcome){ EINVAL, NONE, NONE, 0, 0 };
+		else if (mode == PIDNS_STAGE)	/* the host's network */
+			w.exec = EPERM;
+		break;
+	case TOOL_PRIVATEPIDS_ALIVE:
+	case TOOL_PRIVATEPIDS_GONE:
+	case TOOL_PRIVATEPIDS_ONLY:
+		w.setns = NONE;
+		if (mode == PIDNS_ENFORCE)	/* clone(CLONE_NEWPID) alone */
+			w = (struct outcome){ NONE, EINVAL, NONE, 0, 0 };
+		else if (mode == PIDNS_STAGE && t != TOOL_PRIVATEPIDS_GONE)
+			w.exec = EPERM;	/* the executor, or the host, shares */
+		break;
+	}
+	return w;
+}
+
+/*
  * window: can a fork enter a PID namespace that has no init yet, and not
  * become its PID 1? Stage mode exempts the fork that makes the init, and
  * before patch 14 it took "the PID namespace has no child_reaper" to mean
@@ -1337,6 +1542,11 @@ int main(int argc, char **argv)
 		}
 		run(seq_claim, CLAIM_REVERSED, true);
 		check(claim_names[CLAIM_REVERSED], true, want_claim(CLAIM_REVERSED));
+		for (j = 0; j < TOOL_NR; j++) {
+			run(seq_tool, j, false);
+			check(tool_names[j], j < TOOL_PRIVATEPIDS_ALIVE,
+			      want_tool(j));
+		}
 		lifetime_case();
 		i = (unsigned int)window_case();
 		tap_case(i == 0,
