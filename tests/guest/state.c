@@ -240,7 +240,8 @@ static void run(void (*fn)(int), int arg, bool user)
 		tap_diag("the sequence's process ended with %d", st);
 }
 
-static bool check(const char *name, bool user, struct outcome want)
+/* check() with @who saying who ran the sequence */
+static bool check_as(const char *name, const char *who, struct outcome want)
 {
 	char a[4][16], b[4][16];
 	bool pass = out->setns == want.setns && out->fork == want.fork &&
@@ -248,7 +249,7 @@ static bool check(const char *name, bool user, struct outcome want)
 		    (want.exec <= 0 || out->alive) && !out->moved;
 
 	tap_case(pass, "%s, %s, mode %d: setns %s, fork %s, exec %s%s", name,
-		 user ? "uid 1000 in a user namespace" : "root", mode,
+		 who, mode,
 		 step(want.setns, a[0]), step(want.fork, a[1]),
 		 step(want.exec, a[2]), want.exec > 0 ? ", caller alive" : "");
 	if (!pass)
@@ -257,6 +258,12 @@ static bool check(const char *name, bool user, struct outcome want)
 			 step(out->exec, b[2]), out->alive,
 			 out->moved ? ", and the refused setns() moved its root or cwd" : "");
 	return pass;
+}
+
+static bool check(const char *name, bool user, struct outcome want)
+{
+	return check_as(name, user ? "uid 1000 in a user namespace" : "root",
+			want);
 }
 
 static bool refuses(void)
@@ -1176,8 +1183,13 @@ static void seq_tool(int t)
 			_exit(unshare(CLONE_NEWPID) ? errno : 0);
 		out->setns = pid < 0 ? ODD : wait_status(pid);
 		break;
-	case TOOL_FIREFOX_CHILD:
-		fork_exec(CLONE_NEWUSER | CLONE_NEWIPC | CLONE_NEWNET);
+	case TOOL_FIREFOX_CHILD:	/* clone(), as Firefox calls it */
+		pid = raw_clone(false, CLONE_NEWUSER | CLONE_NEWIPC | CLONE_NEWNET);
+		if (pid == 0)
+			try_exec();
+		out->fork = pid < 0 ? errno : 0;
+		if (pid > 0)
+			wait_exec(pid);
 		break;
 	case TOOL_SBUILD:
 	case TOOL_SBUILD_BUILD:
@@ -1544,8 +1556,8 @@ int main(int argc, char **argv)
 		check(claim_names[CLAIM_REVERSED], true, want_claim(CLAIM_REVERSED));
 		for (j = 0; j < TOOL_NR; j++) {
 			run(seq_tool, j, false);
-			check(tool_names[j], j < TOOL_PRIVATEPIDS_ALIVE,
-			      want_tool(j));
+			check_as(tool_names[j], j < TOOL_PRIVATEPIDS_ALIVE ?
+				 "as uid 1000" : "root", want_tool(j));
 		}
 		lifetime_case();
 		i = (unsigned int)window_case();
