@@ -38,8 +38,13 @@ PACKAGES=(gcc make flex bison bc libelf-dev libssl-dev cpio
 	  # The real software the host-root guest runs (tests/guest/matrix.sh):
 	  runc crun podman conmon catatonit golang-github-containers-common
 	  containernetworking-plugins uidmap lxc systemd-container chromium
-	  chromium-sandbox flatpak jq procps)
-for v in "${KVERS[@]}"; do PACKAGES+=("linux-source-$v"); done
+	  chromium-sandbox flatpak jq procps
+	  docker.io containerd slirp4netns iproute2 firefox-esr mmdebstrap
+	  dpkg-dev)
+# Daemons the packages above would start on this machine: the tests start
+# them in the guest only (see ensure_packages).
+DAEMON_UNITS=(docker.service docker.socket containerd.service)
+for v in "${KVERS[@]}"; do PACKAGES+=("linux-source-$v" "linux-config-$v"); done
 
 say() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
 die() { say "error: $*"; exit 1; }
@@ -54,8 +59,24 @@ ensure_packages() {
 	[ "$(id -u)" -eq 0 ] || die "missing packages (run as root to install): ${missing[*]}"
 	say "installing: ${missing[*]}"
 	apt-get update -q >&2 || die "apt-get update failed"
+	# docker.io and containerd would start their daemons here: a
+	# policy-rc.d that says "no" (as Debian's build chroots have) keeps
+	# invoke-rc.d and deb-systemd-invoke from starting anything during
+	# the install, and the units they enable are disabled after it, so
+	# that nothing starts at the next boot either.
+	local policy=/usr/sbin/policy-rc.d made_policy= rc=0
+	if [ ! -e "$policy" ]; then
+		printf '#!/bin/sh\n# pidns-coupling: no daemon starts during its install\nexit 101\n' >"$policy"
+		chmod 0755 "$policy"
+		made_policy=1
+	fi
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-		"${missing[@]}" >&2 || die "apt-get install failed"
+		"${missing[@]}" >&2 || rc=$?
+	[ -n "$made_policy" ] && rm -f "$policy"
+	[ $rc -eq 0 ] || die "apt-get install failed"
+	if [ -d /run/systemd/system ] && [[ " ${missing[*]} " =~ \ (docker\.io|containerd)\  ]]; then
+		systemctl disable --now "${DAEMON_UNITS[@]}" >&2 2>/dev/null || true
+	fi
 }
 
 tree_git() { git -C "$SRC" "${GIT_IDENT[@]}" "$@"; }

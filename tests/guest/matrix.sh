@@ -18,7 +18,13 @@
 # "matrix-record" line, which tests/host/matrix-table turns into the rows.
 #
 # Groups: util (util-linux unshare, nsenter), bwrap, firejail, oci (runc,
-# crun), podman, lxc, nspawn, chromium. GROUP "all" runs them all.
+# crun), podman, lxc, nspawn, chromium, flatpak, docker (dockerd started in
+# the guest), k8s (the Kubernetes pattern with runc and crun), firefox
+# (Firefox ESR headless, its tab's namespaces), podman-more (--pid=container,
+# rootless, --userns=keep-id), debian (Debian's build
+# tools as a user: mmdebstrap), stacks (what
+# most users run: three Docker cells and the Kubernetes pattern with runc,
+# the boot CI runs). GROUP "all" runs them all.
 # Runs on the guest's own bash (the host's), never busybox.
 set -u
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -233,7 +239,11 @@ sweep() {
 	timeout -k 5 180 bash -c "$(declare -f pm); pm rm -af -t 0; pm pod rm -af
 		for c in \$(lxc-ls -1 2>/dev/null); do lxc-stop -k -n \$c; done
 		for rt in runc crun; do for c in \$(\$rt list -q 2>/dev/null); do \$rt delete -f \$c; done; done
-		pkill -KILL -f '^/usr/lib/chromium/'" >/dev/null 2>&1 </dev/null
+		pkill -KILL -f '^/usr/lib/chromium/'
+		pkill -KILL -f firefox-esr
+		pkill -KILL -u matrix
+		ip netns delete mxpod; umount /run/ipcns/mxpod; rm -f /run/ipcns/mxpod
+		[ -S /run/docker.sock ] && /usr/bin/docker rm -f \$(/usr/bin/docker ps -aq)" >/dev/null 2>&1 </dev/null
 	return 0
 }
 cleanup_cell() {
@@ -277,14 +287,20 @@ cell_firejail() { /usr/bin/firejail --noprofile --quiet "$W/payload"; }
 cell_firejail_net_none() { /usr/bin/firejail --noprofile --quiet --net=none "$W/payload"; }
 # As its users run it: not as root (firejail is setuid). Without root it
 # asks for no IPC namespace (main.c: NEWIPC "if (getuid() == 0 || arg_ipc)").
-cell_firejail_user_net_none() {
-	# What an administrator does: a user with a login shell (firejail
-	# refuses nologin accounts), allowed in firejail.users. The guest's
-	# /etc is an overlay on tmpfs.
+# matrix_user: what an administrator does for a user: a login shell
+# (firejail refuses nologin accounts) and subordinate ids (newuidmap, for
+# mmdebstrap and rootless podman). The guest's /etc is an overlay on tmpfs.
+matrix_user() {
 	grep -q '^matrix:' /etc/passwd || {
 		echo 'matrix:x:1999:1999:matrix:/tmp:/bin/sh' >>/etc/passwd
 		echo 'matrix:x:1999:' >>/etc/group
 	}
+	grep -q '^matrix:' /etc/subuid || echo 'matrix:200000:65536' >>/etc/subuid
+	grep -q '^matrix:' /etc/subgid || echo 'matrix:200000:65536' >>/etc/subgid
+}
+cell_firejail_user_net_none() {
+	# ... and allowed in firejail.users.
+	matrix_user
 	grep -qx matrix /etc/firejail/firejail.users 2>/dev/null ||
 		echo matrix >>/etc/firejail/firejail.users
 	setpriv --reuid=matrix --regid=matrix --clear-groups env HOME=/tmp \
@@ -348,6 +364,7 @@ podman_image() {
 	tar -C "$W/podman-rootfs" -cf "$W/podman-rootfs.tar" . &&
 		pm import "$W/podman-rootfs.tar" localhost/matrix:latest >/dev/null
 }
+cell_podman_run_default() { podman_image && pm run --rm localhost/matrix /payload; }
 cell_podman_run_none() { podman_image && pm run --rm --network=none localhost/matrix /payload; }
 cell_podman_run_host() { podman_image && pm run --rm --network=host localhost/matrix /payload; }
 cell_podman_pod() {
@@ -367,9 +384,188 @@ cell_podman_join_netipc() {
 	pm run -d --network=none --name matrixinfra localhost/matrix sleep 600 >/dev/null || return 1
 	pm run --rm --network=container:matrixinfra --ipc=container:matrixinfra localhost/matrix /payload
 }
+# --pid=container:X: crun makes the new container's namespaces, then joins
+# X's PID namespace.
+cell_podman_pid_container() {
+	podman_image || return 1
+	pm run -d --network=none --name matrixpid localhost/matrix sleep 600 >/dev/null || return 1
+	pm run --rm --pid=container:matrixpid localhost/matrix /payload
+}
+clean_podman_pid_container() { pm rm -f -t 0 matrixpid; }
+# Rootless, as a user with subordinate ids and a runtime directory, its
+# own image store, podman's default network for a user (slirp4netns in
+# 4.3: a network namespace that podman makes and pins under
+# $XDG_RUNTIME_DIR/netns, which the container's init joins), and with
+# --userns=keep-id.
+pmu() {
+	setpriv --reuid=matrix --regid=matrix --init-groups env HOME=/tmp/matrix-home \
+		XDG_RUNTIME_DIR=/run/user/1999 \
+		podman --cgroup-manager=cgroupfs --events-backend=file "$@"
+}
+podman_user_image() {
+	matrix_user
+	mkdir -p /tmp/matrix-home /run/user/1999
+	chown matrix:matrix /tmp/matrix-home /run/user/1999
+	chmod 0700 /run/user/1999
+	pmu image exists localhost/matrix:latest && return 0
+	mkrootfs "$W/podman-user-rootfs"
+	tar -C "$W/podman-user-rootfs" -cf "$W/podman-user-rootfs.tar" . &&
+		chmod 0644 "$W/podman-user-rootfs.tar" &&
+		pmu import "$W/podman-user-rootfs.tar" localhost/matrix:latest >/dev/null
+}
+cell_podman_rootless() { podman_user_image && pmu run --rm localhost/matrix /payload; }
+cell_podman_keep_id() { podman_user_image && pmu run --rm --userns=keep-id localhost/matrix /payload; }
+# conmon and rootless podman's pause process outlive a cell: end them all.
+podman_user_clean() { pmu rm -af -t 0; pkill -KILL -u matrix; return 0; }
+clean_podman_rootless() { podman_user_clean; }
+clean_podman_keep_id() { podman_user_clean; }
 clean_podman_join_netipc() { pm rm -f -t 0 matrixinfra; }
 clean_podman_pod() { pm pod rm -f matrixpod; }
 clean_podman_exec() { pm rm -f -t 0 matrixexec; }
+
+# --- Docker: dockerd and containerd from Debian, started in the guest ----
+# Started once per boot, before the first mode, as the docker.service unit
+# would (its ExecStart is "dockerd -H fd://": here a Unix socket), with the
+# daemon's defaults: the overlay2 driver, the default bridge with its
+# iptables rules (Debian 12's iptables, nf_tables backend), runc. Its state
+# goes on tmpfs: overlay2 refuses an overlayfs (the guest's /var) as its
+# upper layer. /usr/bin/docker, not whatever client comes first on PATH.
+dk() { /usr/bin/docker "$@"; }
+docker_setup() {
+	local d i
+	for d in /var/lib/docker /var/lib/containerd; do
+		mkdir -p "$d"
+		mountpoint -q "$d" || mount -t tmpfs -o mode=0711 tmpfs "$d" || return 1
+	done
+	/usr/sbin/dockerd -H unix:///run/docker.sock >"$W/dockerd.log" 2>&1 &
+	for i in $(seq 180); do
+		dk version >/dev/null 2>&1 && break
+		kill -0 $! 2>/dev/null || { echo "dockerd exited"; tail -20 "$W/dockerd.log"; return 1; }
+		sleep 1
+	done
+	dk version --format 'docker {{.Server.Version}}, containerd {{range .Server.Components}}{{if eq .Name "containerd"}}{{.Version}}{{end}}{{end}}, runc {{range .Server.Components}}{{if eq .Name "runc"}}{{.Version}}{{end}}{{end}}' || {
+		tail -20 "$W/dockerd.log"; return 1; }
+	dk info --format 'storage driver {{.Driver}}, cgroup driver {{.CgroupDriver}}, default runtime {{.DefaultRuntime}}'
+	mkrootfs "$W/docker-rootfs"
+	tar -C "$W/docker-rootfs" -cf "$W/docker-rootfs.tar" . &&
+		dk import "$W/docker-rootfs.tar" matrix:latest >/dev/null
+}
+cell_docker_run() { dk run --rm matrix /payload; }
+cell_docker_none() { dk run --rm --network=none matrix /payload; }
+cell_docker_host() { dk run --rm --network=host matrix /payload; }
+cell_docker_ipc_host() { dk run --rm --ipc=host matrix /payload; }
+# docker_target NAME: a detached container that waits, to be joined.
+docker_target() { dk run -d --name "$1" matrix sleep 600 >/dev/null; }
+cell_docker_net_container() {
+	docker_target mxinfra || return 1
+	dk run --rm --network=container:mxinfra matrix /payload
+}
+cell_docker_pid_container() {
+	docker_target mxpid || return 1
+	dk run --rm --pid=container:mxpid matrix /payload
+}
+cell_docker_exec() { docker_target mxexec && dk exec mxexec /payload; }
+# "docker build" of a RUN step, with the builder the client picks by
+# default; the cell says which one ran.
+cell_docker_build() {
+	local ctx=$W/docker-build
+	rm -rf "$ctx"
+	mkdir -p "$ctx"
+	printf 'FROM matrix\nRUN /payload\n' >"$ctx/Dockerfile"
+	dk build --no-cache --rm -t mxbuild "$ctx" >"$W/docker-build.out" 2>&1
+	local st=$?
+	if grep -q '^Sending build context' "$W/docker-build.out"; then
+		echo "builder: legacy (the daemon's classic builder)"
+	elif grep -q '^#[0-9]' "$W/docker-build.out"; then
+		echo "builder: BuildKit"
+	fi
+	cat "$W/docker-build.out"
+	# BuildKit prefixes a step's output ("#6 0.41 NS ...")
+	grep -o 'NS pid=.*' "$W/docker-build.out" | head -1 >"$W/record"
+	return $st
+}
+clean_docker_net_container() { dk rm -f mxinfra; }
+clean_docker_pid_container() { dk rm -f mxpid; }
+clean_docker_exec() { dk rm -f mxexec; }
+clean_docker_build() { dk image rm -f mxbuild; }
+
+# --- The Kubernetes pattern, without Kubernetes --------------------------
+# What the CRI does for a pod: a network namespace made and pinned on the
+# host ("ip netns add", as CNI's netns helper does), an IPC namespace pinned
+# the same way (cri-o's pinns; containerd lets the sandbox create its IPC
+# namespace, which changes no verdict: the network is still joined), then
+# the sandbox container, which joins
+# both by path and creates the rest (runc's bootstrap setns()es, then
+# unshare()s). The app containers join the sandbox's network and IPC; with
+# shareProcessNamespace its PID namespace too. The payload is the
+# sandbox's process here (in a pod it is the pause binary), or the app's.
+k8s_pod() {
+	k8s_unpin
+	ip netns add mxpod || return 1
+	mkdir -p /run/ipcns
+	: >/run/ipcns/mxpod
+	/usr/bin/unshare --ipc=/run/ipcns/mxpod true
+}
+# k8s_bundle RUNTIME NAME ARGS [PIDNS]: a runc-spec bundle on the pod's
+# network and IPC (and PIDNS's PID namespace, if given).
+k8s_bundle() {
+	local b=$W/k8s-$1-$2 ns
+	rm -rf "$b"
+	mkdir -p "$b"
+	mkrootfs "$b/rootfs"
+	(cd "$b" && runc spec) || return 1
+	ns='map(if .type == "network" then .path = "/run/netns/mxpod"
+		elif .type == "ipc" then .path = "/run/ipcns/mxpod"
+		elif .type == "pid" and $pid != "" then .path = $pid
+		else . end)'
+	jq --arg args "$3" --arg pid "${4:-}" '.process.terminal = false |
+		.root.readonly = false | .process.args = ($args | split(" ")) |
+		.linux.namespaces |= '"$ns" "$b/config.json" >"$b/c.json" &&
+		mv "$b/c.json" "$b/config.json" && echo "$b"
+}
+k8s_sandbox() {
+	local rt=$1 b
+	k8s_pod || return 1
+	b=$(k8s_bundle "$rt" sandbox "sleep 600") || return 1
+	"$rt" run -d --bundle "$b" mx-sandbox </dev/null >/dev/null 2>"$W/k8s-sandbox.err" ||
+		{ echo "the pod sandbox did not start:"; cat "$W/k8s-sandbox.err"; return 1; }
+}
+k8s_sandbox_cell() {
+	local rt=$1 b
+	k8s_pod || return 1
+	b=$(k8s_bundle "$rt" sandbox /payload) || return 1
+	"$rt" run --bundle "$b" mx-sandbox </dev/null
+}
+k8s_app_cell() {
+	local rt=$1 b pid=
+	k8s_sandbox "$rt" || return 1
+	[ "${2:-}" = sharepid ] &&
+		pid=/proc/$("$rt" state mx-sandbox | jq -r .pid)/ns/pid
+	b=$(k8s_bundle "$rt" app /payload "$pid") || return 1
+	"$rt" run --bundle "$b" mx-app </dev/null
+}
+k8s_unpin() {
+	ip netns delete mxpod
+	umount /run/ipcns/mxpod
+	rm -f /run/ipcns/mxpod
+} 2>/dev/null
+k8s_clean() {
+	local c
+	for c in $("$1" list -q 2>/dev/null); do "$1" delete -f "$c"; done
+	k8s_unpin
+}
+cell_k8s_sandbox_runc() { k8s_sandbox_cell runc; }
+cell_k8s_app_runc() { k8s_app_cell runc; }
+cell_k8s_sharepid_runc() { k8s_app_cell runc sharepid; }
+cell_k8s_sandbox_crun() { k8s_sandbox_cell crun; }
+cell_k8s_app_crun() { k8s_app_cell crun; }
+cell_k8s_sharepid_crun() { k8s_app_cell crun sharepid; }
+clean_k8s_sandbox_runc() { k8s_clean runc; }
+clean_k8s_app_runc() { k8s_clean runc; }
+clean_k8s_sharepid_runc() { k8s_clean runc; }
+clean_k8s_sandbox_crun() { k8s_clean crun; }
+clean_k8s_app_crun() { k8s_clean crun; }
+clean_k8s_sharepid_crun() { k8s_clean crun; }
 
 # --- LXC: privileged containers from a directory rootfs ------------------
 lxc_config() {
@@ -500,6 +696,79 @@ cell_chromium_suid() { chromium_run --disable-namespace-sandbox; }
 clean_chromium_userns() { chromium_clean; }
 clean_chromium_suid() { chromium_clean; }
 
+# --- Firefox ESR, headless, as an unprivileged user, sandbox on ----------
+# As the Chromium cells: the payload is the first content process of a tab
+# ("-contentproc ... tab"), whose namespaces are read from outside while
+# the page loads (--screenshot loads it and exits). Firefox probes for
+# user namespaces at every start (clone(CLONE_NEWUSER), then
+# unshare(CLONE_NEWPID) in the child) and, if the probe fails, starts its
+# children with a plain fork(). The record also says whether the tab was
+# chrooted (Firefox's chroot helper leaves it in a /proc/N/fdinfo).
+firefox_run() {
+	local home=$W/firefox-home pid p line t root
+	rm -rf "$home"
+	mkdir -p "$home/profile"
+	chown -R nobody:nogroup "$home"
+	printf '<html><body><p id="m">matrix-page-loaded</p></body></html>\n' >"$W/page.html"
+	chmod 0644 "$W/page.html"
+	setpriv --reuid=nobody --regid=nogroup --clear-groups env HOME="$home" \
+		firefox-esr --headless --no-remote --profile "$home/profile" \
+		--screenshot "$home/shot.png" "file://$W/page.html" >"$W/firefox.out" 2>&1 &
+	pid=$!
+	while kill -0 $pid 2>/dev/null; do
+		for p in $(pgrep -f -- '^/usr/lib/firefox-esr/firefox-esr -contentproc .* tab$'); do
+			descends "$p" "$pid" || continue
+			# after the launch: the tab's own program; its sandbox
+			# chroots it once it starts (a while later), if it does
+			[ "$(readlink "/proc/$p/exe")" = /usr/lib/firefox-esr/firefox-esr ] || continue
+			# its namespaces are the clone()'s: final from the exec on
+			line=NS
+			for t in $NSTYPES; do line="$line $t=$(readlink "/proc/$p/ns/$t")"; done
+			echo "$line" >"$W/record.tmp" && mv "$W/record.tmp" "$W/record"
+			root=/
+			while kill -0 "$p" 2>/dev/null && [ ! -s "$home/shot.png" ]; do
+				root=$(readlink "/proc/$p/root") || { root="unknown (the tab ended)"; break; }
+				[ "$root" != / ] && break
+				sleep 0.1
+			done
+			echo "firefox: the tab's root is $root"
+			break
+		done
+		[ -s "$W/record" ] && break
+		sleep 0.05
+	done
+	wait $pid
+	local st=$?
+	grep -v '^\*\*\* You are running in headless mode' "$W/firefox.out" | head -20
+	[ -s "$home/shot.png" ] || { echo "firefox: the page was not rendered (exit $st)"; rm -f "$W/record"; return 1; }
+	return $st
+}
+firefox_clean() { pkill -KILL -f -- firefox-esr; sleep 0.5; return 0; }
+cell_firefox() { firefox_run; }
+clean_firefox() { firefox_clean; }
+
+# --- Debian's build tools, as a user ------------------------------------
+# mmdebstrap --mode=unshare (its default for a user), offline: one empty
+# package in a local repository that the cell builds (copy://, as the
+# manual says for a repository outside the chroot), --variant=extract (no
+# dpkg needed in the target). The payload is a setup hook, which runs in
+# the namespaces mmdebstrap made for the build.
+cell_mmdebstrap() {
+	local d=$W/mmdebstrap
+	matrix_user
+	rm -rf "$d"
+	mkdir -p "$d/pkg/DEBIAN" "$d/repo"
+	printf 'Package: pidns-dummy\nVersion: 1\nArchitecture: all\nMaintainer: pidns-coupling <dev@pidns-coupling.invalid>\nDescription: an empty package\n' \
+		>"$d/pkg/DEBIAN/control"
+	dpkg-deb -b "$d/pkg" "$d/repo/pidns-dummy_1_all.deb" >/dev/null &&
+		(cd "$d/repo" && dpkg-scanpackages . /dev/null >Packages 2>/dev/null) || return 1
+	chown -R matrix:matrix "$d"
+	setpriv --reuid=matrix --regid=matrix --clear-groups env HOME="$d" TMPDIR="$d" \
+		mmdebstrap --mode=unshare --variant=extract --include=pidns-dummy \
+		--setup-hook="$W/payload" bookworm "$d/out.tar" \
+		"deb [trusted=yes] copy://$d/repo ./"
+}
+
 # --- flatpak: a runtime and an app made from the guest's own files -------
 # As flatpak's own tests do (tests/make-test-runtime.sh, make-test-app.sh),
 # but from busybox-static: exported with build-export into a local OSTree
@@ -548,15 +817,21 @@ declare -A GROUP_CELLS=(
 	[bwrap]="bwrap_unshare_pid bwrap_unshare_all bwrap_pidns"
 	[firejail]="firejail firejail_net_none firejail_user_net_none"
 	[oci]="runc_run runc_run_hostnet runc_exec crun_run crun_run_hostnet crun_exec"
-	[podman]="podman_run_none podman_run_host podman_pod podman_join_netipc podman_exec"
+	[podman]="podman_run_default podman_run_none podman_run_host podman_pod podman_join_netipc podman_exec"
 	[lxc]="lxc_empty_net lxc_net_none lxc_share_net lxc_attach lxc_unpriv"
 	[nspawn]="nspawn nspawn_private_net"
 	[chromium]="chromium_userns chromium_suid"
+	[docker]="docker_run docker_none docker_host docker_ipc_host docker_net_container docker_pid_container docker_exec docker_build"
+	[k8s]="k8s_sandbox_runc k8s_app_runc k8s_sharepid_runc k8s_sandbox_crun k8s_app_crun k8s_sharepid_crun"
+	[podman-more]="podman_pid_container podman_rootless podman_keep_id"
+	[firefox]="firefox"
+	[debian]="mmdebstrap"
+	[stacks]="docker_run docker_none docker_host k8s_sandbox_runc k8s_app_runc k8s_sharepid_runc"
 	[flatpak]="flatpak flatpak_share_net flatpak_share_ipc"
 )
 groups=("$@")
 [ ${#groups[@]} -eq 0 ] && read -r -a groups <<<"$(sed -n 's/.*pidns.matrix=\([^ ]*\).*/\1/p' /proc/cmdline | tr , ' ')"
-[ "${groups[*]}" = all ] && groups=(util bwrap firejail oci podman lxc nspawn chromium flatpak)
+[ "${groups[*]}" = all ] && groups=(util bwrap firejail oci podman lxc nspawn chromium flatpak docker k8s podman-more firefox debian)
 [ ${#groups[@]} -gt 0 ] || bail "no group given (matrix.sh GROUP... or pidns.matrix=)"
 
 echo "TAP version 13"
@@ -574,6 +849,11 @@ for id in $cells; do
 		timeout -k 5 300 bash -c "$(declare -p W FP payload_text); $(declare -f); flatpak_setup" \
 			>"$W/flatpak-setup.log" 2>&1 </dev/null ||
 		{ sed 's/^/# /' "$W/flatpak-setup.log"; bail "flatpak: cannot build and install the test app"; } ;;
+	docker_run) setmode 0
+		timeout -k 5 400 bash -c "$(declare -p W payload_text); $(declare -f); docker_setup" \
+			>"$W/docker-setup.log" 2>&1 </dev/null ||
+		{ sed 's/^/# /' "$W/docker-setup.log"; bail "docker: dockerd did not start"; }
+		sed 's/^/# /' "$W/docker-setup.log" ;;
 	esac
 done
 # The plan first: a boot cut short shows what it ran.
