@@ -447,6 +447,9 @@ build_all() {
 	done
 	set_kver "$keep"
 	build_userspace
+	# Debian 13's root for the long suite's matrix on Debian 13 userspace.
+	[ "${1:-}" = long ] && "$TOP/qemu/mkroot" trixie >/dev/null
+	return 0
 }
 
 # TCG unless KVM really works: /dev/kvm may exist, open, and still hang the
@@ -499,12 +502,21 @@ qemu_args() {
 # caches what it read (Chromium's 200 MB load once); a file the host
 # changes while a guest runs may be seen stale by it, so build first, then
 # boot (as tests/run does). 2 GiB: podman and Chromium.
+# PIDNS_ROOT=SUITE: a root that qemu/mkroot built ($CACHE/roots/SUITE)
+# instead of this machine's /; the checkout is then a second share, which
+# the root's /sbin/pidns-init mounts on /pidns-top.
 qemu_hostroot_args() {
-	local kernel=$1 append=$2
+	local kernel=$1 append=$2 path=/ init=$TOP/qemu/hostinit top=$TOP
+	if [ -n "${PIDNS_ROOT:-}" ]; then
+		path=$CACHE/roots/$PIDNS_ROOT init=/sbin/pidns-init top=/pidns-top
+		[ -x "$path/sbin/pidns-init" ] || die "no $PIDNS_ROOT root in $path (qemu/mkroot $PIDNS_ROOT)"
+		printf '%s\n' -fsdev "local,id=pidnstop,path=$TOP,security_model=none,readonly=on,multidevs=remap" \
+			-device virtio-9p-pci,fsdev=pidnstop,mount_tag=pidnstop
+	fi
 	printf '%s\n' -accel "$(qemu_accel)" -m 2G -smp "$(qemu_smp)" -nodefaults -no-reboot \
 		-display none -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
-		-fsdev "local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap" \
+		-fsdev "local,id=hostroot,path=$path,security_model=none,readonly=on,multidevs=remap" \
 		-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
 		-kernel "$kernel" \
-		-append "console=ttyS0 panic=-1 root=hostroot rootfstype=9p ro rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose init=$TOP/qemu/hostinit pidns.top=$TOP $append"
+		-append "console=ttyS0 panic=-1 root=hostroot rootfstype=9p ro rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose init=$init pidns.top=$top $append"
 }

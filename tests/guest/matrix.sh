@@ -36,6 +36,12 @@ KVER=$(uname -r)
 KVER=${KVER%%[!0-9.]*}
 KVER=${KVER%.*}
 STATS=/proc/sys/kernel/pidns_coupling_stats
+# The root the guest booted: Debian 12's (this machine's /) has its cells
+# in "Measured in the guest"; another (qemu/mkroot: Debian 13, trixie)
+# in a section of its own, "Measured on Debian 13's userspace".
+ROOT=$(. /etc/os-release && echo "${VERSION_CODENAME:-unknown}")
+SECTION="Measured in the guest"
+[ "$ROOT" = trixie ] && SECTION="Measured on Debian 13's userspace"
 CELL_TIMEOUT=${PIDNS_CELL_TIMEOUT:-240}
 
 # tap(), tap_n, tap_failed: the guest suites' own helpers.
@@ -109,8 +115,8 @@ stats() {
 
 # The documented row of a cell: "namespaces|vanilla|0|1|2|error".
 doc_row() {
-	awk -F'|' -v id="\`$1\`" '
-		/^## Measured in the guest/ { m = 1; next }
+	awk -F'|' -v id="\`$1\`" -v sect="$SECTION" '
+		$0 == "## " sect { m = 1; next }
 		m && /^## / { exit }
 		m && $2 ~ "^ *" id " *$" {
 			for (i = 3; i <= NF; i++) { gsub(/^ +| +$/, "", $i) }
@@ -217,7 +223,9 @@ run_cell() {
 	fi
 	tap $ok "$id, $KVER, mode $mode: $verdict (documented: $want)"
 	local first
-	first=$(grep -v '^NS ' "$out" | grep -m1 -E -i 'error|invalid|fail|denied|cannot|not permitted' || true)
+	# one line: without a tool's colours and carriage returns (nspawn's)
+	first=$(grep -v '^NS ' "$out" | grep -m1 -E -i 'error|invalid|fail|denied|cannot|not permitted' |
+		tr -d '\r' | sed 's/\x1b\[[0-9;]*m//g' || true)
 	note "exit $st; payload ran: $ran; namespaces not the guest's: ${set:-none}; stats: +$allowed allowed, +$refused refused"
 	[ -n "$first" ] && note "the tool said: $first"
 	dmesg | tail -n +$((klog0 + 1)) | grep 'pidns_coupling' | head -3 | sed 's/^/# kernel: /'
@@ -227,8 +235,8 @@ run_cell() {
 	fi
 	# The record for tests/host/matrix-table, in the TAP stream (never
 	# the console, where the kernel's lines could split it).
-	printf '# matrix-record\t%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$KVER" "$mode" \
-		"$base" "${set:-none}" "${first:0:200}"
+	printf '# matrix-record\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$KVER" "$mode" \
+		"$base" "${set:-none}" "${first:0:200}" "$ROOT"
 	RESULT[$id.$mode]="$base|${set:-none}"
 }
 
@@ -404,6 +412,15 @@ pmu() {
 }
 podman_user_image() {
 	matrix_user
+	# A host with a network, as a user's has: pasta (podman 5's rootless
+	# default) copies the host's routes into the container. A dummy
+	# interface, a documentation-range address and a default route;
+	# nothing leaves the guest, which has no network card.
+	if ! ip route show default | grep -q . && ip link add pidns0 type dummy 2>/dev/null; then
+		ip addr add 192.0.2.2/24 dev pidns0
+		ip link set pidns0 up
+		ip route add default via 192.0.2.1 dev pidns0
+	fi
 	mkdir -p /tmp/matrix-home /run/user/1999
 	chown matrix:matrix /tmp/matrix-home /run/user/1999
 	chmod 0700 /run/user/1999
@@ -836,6 +853,10 @@ groups=("$@")
 
 echo "TAP version 13"
 [ -f "$DOC" ] || bail "$DOC not found"
+note "root: $(. /etc/os-release && echo "$PRETTY_NAME"), kernel $(uname -r); section \"$SECTION\""
+note "packages: $(dpkg-query -W -f='${db:Status-Abbrev} ${Package} ${Version}\n' runc crun \
+	podman docker.io containerd lxc systemd util-linux bubblewrap firejail flatpak chromium \
+	firefox-esr mmdebstrap 2>/dev/null | awk '$1 == "ii" { printf "%s%s %s", sep, $2, $3; sep = ", " }')"
 mktemplate
 cells=
 for g in "${groups[@]}"; do
