@@ -566,11 +566,7 @@ k8s_unpin() {
 	umount /run/ipcns/mxpod
 	rm -f /run/ipcns/mxpod
 } 2>/dev/null
-k8s_clean() {
-	local c
-	for c in $("$1" list -q 2>/dev/null); do "$1" delete -f "$c"; done
-	k8s_unpin
-}
+k8s_clean() { oci_clean "$1"; k8s_unpin; }
 cell_k8s_sandbox_runc() { k8s_sandbox_cell runc; }
 cell_k8s_app_runc() { k8s_app_cell runc; }
 cell_k8s_sharepid_runc() { k8s_app_cell runc sharepid; }
