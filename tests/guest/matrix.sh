@@ -94,6 +94,25 @@ mkrootfs() {
 	mkdir -p "${1%/*}"
 	cp -a "$W/rootfs-template" "$1"
 }
+# rootfs_tar NAME: the rootfs as a tarball, $W/NAME-rootfs.tar (readable by
+# all, for a rootless import), for the tools' "import"; prints its path.
+rootfs_tar() {
+	mkrootfs "$W/$1-rootfs"
+	tar -C "$W/$1-rootfs" -cf "$W/$1-rootfs.tar" . &&
+		chmod 0644 "$W/$1-rootfs.tar" && echo "$W/$1-rootfs.tar"
+}
+# record_ns PID: PID's namespaces as the payload's record, for the cells
+# whose payload is a process read from outside (Chromium, Firefox).
+record_ns() {
+	local line=NS t
+	for t in $NSTYPES; do line="$line $t=$(readlink "/proc/$1/ns/$t")"; done
+	echo "$line" >"$W/record.tmp" && mv "$W/record.tmp" "$W/record"
+}
+# test_page: the local page the browsers load.
+test_page() {
+	printf '<html><body><p id="m">matrix-page-loaded</p></body></html>\n' >"$W/page.html"
+	chmod 0644 "$W/page.html"
+}
 
 # ns_set LINE: the types in an "NS ..." line that differ from the guest's.
 ns_set() {
@@ -244,13 +263,13 @@ run_cell() {
 # the boot.
 # After each mode: nothing a cell started outlives it into the next mode.
 sweep() {
-	timeout -k 5 180 bash -c "$(declare -f pm); pm rm -af -t 0; pm pod rm -af
+	timeout -k 5 180 bash -c "$(declare -f pm k8s_unpin); pm rm -af -t 0; pm pod rm -af
 		for c in \$(lxc-ls -1 2>/dev/null); do lxc-stop -k -n \$c; done
 		for rt in runc crun; do for c in \$(\$rt list -q 2>/dev/null); do \$rt delete -f \$c; done; done
 		pkill -KILL -f '^/usr/lib/chromium/'
 		pkill -KILL -f firefox-esr
 		pkill -KILL -u matrix
-		ip netns delete mxpod; umount /run/ipcns/mxpod; rm -f /run/ipcns/mxpod
+		k8s_unpin
 		[ -S /run/docker.sock ] && /usr/bin/docker rm -f \$(/usr/bin/docker ps -aq)" >/dev/null 2>&1 </dev/null
 	return 0
 }
@@ -367,10 +386,13 @@ clean_crun_exec() { oci_clean crun; }
 # --- podman, rootful, no registry: an image imported from a tarball -----
 pm() { podman --cgroup-manager=cgroupfs --events-backend=file "$@"; }
 podman_image() {
+	local tar
 	pm image exists localhost/matrix:latest && return 0
-	mkrootfs "$W/podman-rootfs"
-	tar -C "$W/podman-rootfs" -cf "$W/podman-rootfs.tar" . &&
-		pm import "$W/podman-rootfs.tar" localhost/matrix:latest >/dev/null
+	tar=$(rootfs_tar podman) && pm import "$tar" localhost/matrix:latest >/dev/null
+}
+# podman_target NAME: a detached container that waits, to be joined.
+podman_target() {
+	pm run -d --network=none --name "$1" localhost/matrix sleep 600 >/dev/null
 }
 cell_podman_run_default() { podman_image && pm run --rm localhost/matrix /payload; }
 cell_podman_run_none() { podman_image && pm run --rm --network=none localhost/matrix /payload; }
@@ -382,21 +404,21 @@ cell_podman_pod() {
 }
 cell_podman_exec() {
 	podman_image || return 1
-	pm run -d --network=none --name matrixexec localhost/matrix sleep 600 >/dev/null || return 1
+	podman_target matrixexec || return 1
 	pm exec matrixexec /payload
 }
 # What a pod does, without the pod: a container that joins another's
 # network and IPC namespaces and gets a PID namespace of its own.
 cell_podman_join_netipc() {
 	podman_image || return 1
-	pm run -d --network=none --name matrixinfra localhost/matrix sleep 600 >/dev/null || return 1
+	podman_target matrixinfra || return 1
 	pm run --rm --network=container:matrixinfra --ipc=container:matrixinfra localhost/matrix /payload
 }
 # --pid=container:X: crun makes the new container's namespaces, then joins
 # X's PID namespace.
 cell_podman_pid_container() {
 	podman_image || return 1
-	pm run -d --network=none --name matrixpid localhost/matrix sleep 600 >/dev/null || return 1
+	podman_target matrixpid || return 1
 	pm run --rm --pid=container:matrixpid localhost/matrix /payload
 }
 clean_podman_pid_container() { pm rm -f -t 0 matrixpid; }
@@ -411,6 +433,7 @@ pmu() {
 		podman --cgroup-manager=cgroupfs --events-backend=file "$@"
 }
 podman_user_image() {
+	local tar
 	matrix_user
 	# A host with a network, as a user's has: pasta (podman 5's rootless
 	# default) copies the host's routes into the container. A dummy
@@ -425,10 +448,7 @@ podman_user_image() {
 	chown matrix:matrix /tmp/matrix-home /run/user/1999
 	chmod 0700 /run/user/1999
 	pmu image exists localhost/matrix:latest && return 0
-	mkrootfs "$W/podman-user-rootfs"
-	tar -C "$W/podman-user-rootfs" -cf "$W/podman-user-rootfs.tar" . &&
-		chmod 0644 "$W/podman-user-rootfs.tar" &&
-		pmu import "$W/podman-user-rootfs.tar" localhost/matrix:latest >/dev/null
+	tar=$(rootfs_tar podman-user) && pmu import "$tar" localhost/matrix:latest >/dev/null
 }
 cell_podman_rootless() { podman_user_image && pmu run --rm localhost/matrix /payload; }
 cell_podman_keep_id() { podman_user_image && pmu run --rm --userns=keep-id localhost/matrix /payload; }
@@ -449,7 +469,7 @@ clean_podman_exec() { pm rm -f -t 0 matrixexec; }
 # upper layer. /usr/bin/docker, not whatever client comes first on PATH.
 dk() { /usr/bin/docker "$@"; }
 docker_setup() {
-	local d i
+	local d i tar
 	for d in /var/lib/docker /var/lib/containerd; do
 		mkdir -p "$d"
 		mountpoint -q "$d" || mount -t tmpfs -o mode=0711 tmpfs "$d" || return 1
@@ -463,9 +483,7 @@ docker_setup() {
 	dk version --format 'docker {{.Server.Version}}, containerd {{range .Server.Components}}{{if eq .Name "containerd"}}{{.Version}}{{end}}{{end}}, runc {{range .Server.Components}}{{if eq .Name "runc"}}{{.Version}}{{end}}{{end}}' || {
 		tail -20 "$W/dockerd.log"; return 1; }
 	dk info --format 'storage driver {{.Driver}}, cgroup driver {{.CgroupDriver}}, default runtime {{.DefaultRuntime}}'
-	mkrootfs "$W/docker-rootfs"
-	tar -C "$W/docker-rootfs" -cf "$W/docker-rootfs.tar" . &&
-		dk import "$W/docker-rootfs.tar" matrix:latest >/dev/null
+	tar=$(rootfs_tar docker) && dk import "$tar" matrix:latest >/dev/null
 }
 cell_docker_run() { dk run --rm matrix /payload; }
 cell_docker_none() { dk run --rm --network=none matrix /payload; }
@@ -657,8 +675,7 @@ chromium_run() {
 	rm -rf "$home"
 	mkdir -p "$home"
 	chown nobody:nogroup "$home"
-	printf '<html><body><p id="m">matrix-page-loaded</p></body></html>\n' >"$W/page.html"
-	chmod 0644 "$W/page.html"
+	test_page
 	setpriv --reuid=nobody --regid=nogroup --clear-groups env HOME="$home" \
 		chromium --headless=new --no-first-run --disable-gpu --user-data-dir="$home/profile" \
 		--disable-extensions --disable-component-update --disable-background-networking \
@@ -669,9 +686,7 @@ chromium_run() {
 		for p in $(pgrep -f -- '^/usr/lib/chromium/chromium .*--type=renderer'); do
 			descends "$p" "$pid" || continue
 			r=$(readlink /proc/$p/ns/pid) || continue
-			local line=NS t
-			for t in $NSTYPES; do line="$line $t=$(readlink /proc/$p/ns/$t)"; done
-			echo "$line" >"$W/record.tmp" && mv "$W/record.tmp" "$W/record"
+			record_ns "$p"
 			break
 		done
 		[ -s "$W/record" ] && break
@@ -718,12 +733,11 @@ clean_chromium_suid() { chromium_clean; }
 # children with a plain fork(). The record also says whether the tab was
 # chrooted (Firefox's chroot helper leaves it in a /proc/N/fdinfo).
 firefox_run() {
-	local home=$W/firefox-home pid p line t root
+	local home=$W/firefox-home pid p root
 	rm -rf "$home"
 	mkdir -p "$home/profile"
 	chown -R nobody:nogroup "$home"
-	printf '<html><body><p id="m">matrix-page-loaded</p></body></html>\n' >"$W/page.html"
-	chmod 0644 "$W/page.html"
+	test_page
 	setpriv --reuid=nobody --regid=nogroup --clear-groups env HOME="$home" \
 		firefox-esr --headless --no-remote --profile "$home/profile" \
 		--screenshot "$home/shot.png" "file://$W/page.html" >"$W/firefox.out" 2>&1 &
@@ -735,9 +749,7 @@ firefox_run() {
 			# chroots it once it starts (a while later), if it does
 			[ "$(readlink "/proc/$p/exe")" = /usr/lib/firefox-esr/firefox-esr ] || continue
 			# its namespaces are the clone()'s: final from the exec on
-			line=NS
-			for t in $NSTYPES; do line="$line $t=$(readlink "/proc/$p/ns/$t")"; done
-			echo "$line" >"$W/record.tmp" && mv "$W/record.tmp" "$W/record"
+			record_ns "$p"
 			root=/
 			while kill -0 "$p" 2>/dev/null && [ ! -s "$home/shot.png" ]; do
 				root=$(readlink "/proc/$p/root") || { root="unknown (the tab ended)"; break; }
