@@ -139,21 +139,28 @@ static void __attribute__((noreturn)) try_exec(void)
 	try_exec_file(NULL);
 }
 
-/* Wait for a child that tried try_exec() and fill out->exec. */
-static void wait_exec(pid_t pid)
+/* out->exec from the exit status of a child that tried try_exec() */
+static void exec_status(int st)
 {
-	int st = wait_status(pid);
-
 	if (st == EXEC_OK)
 		out->exec = 0;
 	else if (st != STILL)
 		out->exec = ODD;
 }
 
-/* fork(), recording its errno; the child runs try_exec_file(@path). */
-static void fork_exec_file(uint64_t flags, const char *path)
+/* Wait for a child that tried try_exec() and fill out->exec. */
+static void wait_exec(pid_t pid)
 {
-	pid_t pid = raw_clone(true, flags);
+	exec_status(wait_status(pid));
+}
+
+/*
+ * fork() with clone3() or clone(), recording its errno; the child runs
+ * try_exec_file(@path).
+ */
+static void fork_exec_with(bool clone3, uint64_t flags, const char *path)
+{
+	pid_t pid = raw_clone(clone3, flags);
 
 	if (pid < 0) {
 		out->fork = errno;
@@ -163,6 +170,12 @@ static void fork_exec_file(uint64_t flags, const char *path)
 		try_exec_file(path);
 	out->fork = 0;
 	wait_exec(pid);
+}
+
+/* fork() with clone3(), recording its errno; the child runs try_exec_file(). */
+static void fork_exec_file(uint64_t flags, const char *path)
+{
+	fork_exec_with(true, flags, path);
 }
 
 /* fork(), recording its errno; the child runs try_exec(). */
@@ -1160,12 +1173,9 @@ static void privatepids(bool net_ipc, bool gone)
 	close(go[1]);
 	/* the executor, then (reparented to this subreaper) its child */
 	while (waitpid(-1, &init, 0) > 0) {
-		if (out->exec == NONE && WIFEXITED(init)) {
-			if (WEXITSTATUS(init) == EXEC_OK)
-				out->exec = 0;
-			else if (WEXITSTATUS(init) != 0 && WEXITSTATUS(init) != STILL)
-				out->exec = ODD;
-		}
+		/* the executor exits 0 */
+		if (out->exec == NONE && WIFEXITED(init) && WEXITSTATUS(init))
+			exec_status(WEXITSTATUS(init));
 	}
 }
 
@@ -1184,12 +1194,8 @@ static void seq_tool(int t)
 		out->setns = pid < 0 ? ODD : wait_status(pid);
 		break;
 	case TOOL_FIREFOX_CHILD:	/* clone(), as Firefox calls it */
-		pid = raw_clone(false, CLONE_NEWUSER | CLONE_NEWIPC | CLONE_NEWNET);
-		if (pid == 0)
-			try_exec();
-		out->fork = pid < 0 ? errno : 0;
-		if (pid > 0)
-			wait_exec(pid);
+		fork_exec_with(false, CLONE_NEWUSER | CLONE_NEWIPC | CLONE_NEWNET,
+			       NULL);
 		break;
 	case TOOL_SBUILD:
 	case TOOL_SBUILD_BUILD:
