@@ -18,7 +18,11 @@
  *    fork() (going on in the child), unshare(), setns() by namespace fd
  *    and by pidfd (of the targets, the test, the chain's own processes
  *    and namespaces, saved along the way), mode changes, and execve()
- *    probes: by itself, or by a child it forks.
+ *    probes: by itself, or by a child it forks; namespaces made and
+ *    left ("pin and leave"), setns() back to its own PID namespace
+ *    ("reset pid_for_children"), and concurrent joiners: two or three
+ *    tasks in PID namespaces of their own or one they joined, released at
+ *    once to setns() into one namespace and execve() (see step_race()).
  *
  * The execve() probe is the state invariant of kernel.pidns_coupling: no
  * task that runs a program in a PID namespace other than the initial one,
@@ -111,6 +115,9 @@
 #define HISTORY		240	/* a chain's steps, as text */
 #define CHAIN_SECS	60	/* a chain that takes longer hung */
 #define PROBE_ARG	"--exec-probe"
+#define RACE_ARG	"--race-probe"
+#define RACERS_MAX	3	/* concurrent joiners of one namespace */
+#define RACE_SECS	10	/* a racer slower than this hung */
 
 enum call { FUZZ_CLONE3, FUZZ_UNSHARE, FUZZ_SETNS, FUZZ_CALLS };
 static const char *const call_name[] = { "clone3", "unshare", "setns" };
@@ -118,14 +125,15 @@ static const char *const call_name[] = { "clone3", "unshare", "setns" };
 /* The steps of a chain (part 2). */
 enum step { STEP_UNSHARE, STEP_CLONE, STEP_FORK, STEP_SETNS_FD,
 	    STEP_SETNS_PIDFD, STEP_PROBE, STEP_EXEC, STEP_SAVE, STEP_MODE,
-	    STEP_PIN, STEP_RESET, STEP_N };
+	    STEP_PIN, STEP_RESET, STEP_RACE, STEP_N };
 static const char *const step_name[STEP_N] = {
 	"unshare", "clone", "fork", "setns(fd)", "setns(pidfd)",
 	"fork+execve", "execve", "save fds", "mode",
-	"pin and leave", "reset pid_for_children",
+	"pin and leave", "reset pid_for_children", "concurrent joiners",
 };
-/* Out of 32, how often each step is drawn. */
-static const int step_weight[STEP_N] = { 5, 4, 3, 5, 3, 4, 2, 2, 2, 1, 1 };
+/* Out of 33, how often each step is drawn. */
+static const int step_weight[STEP_N] = { 5, 4, 3, 5, 3, 4, 2, 2, 2, 1, 1, 1 };
+#define STEP_WEIGHTS	33
 
 /*
  * The namespaces whose owners are recorded, as /proc/self/ns names them;
@@ -202,6 +210,32 @@ struct example {
 	uint64_t pid, foreign, lost, lost_in, lost_owner;
 };
 
+/*
+ * A concurrent joiner (step "concurrent joiners"): a task in a PID
+ * namespace of its own making or one it joined, waiting with the others
+ * to setns() into one namespace and execve().
+ */
+enum { RACE_NONE, RACE_UNREADY, RACE_READY, RACE_SETNS_REFUSED,
+       RACE_EXEC_REFUSED, RACE_RAN };
+
+struct racer {
+	int state;		/* RACE_*, the last it reached */
+	int err;		/* the errno it stopped at */
+	bool join;		/* in a PID namespace it joined */
+	uint64_t pid;		/* its PID namespace */
+	uint64_t ino;		/* the contested namespace, as its image has it */
+	struct timespec t0, t1;	/* around its setns() */
+};
+
+/* How a racer gets into its PID namespace, and joins the contested one */
+struct racer_plan {
+	bool join;		/* join a PID namespace of the pool */
+	int pool;		/* join: the pidfd or PID namespace file */
+	uint64_t flags;		/* unshare()'s, or setns()'s if it joins */
+	uint64_t then;		/* join: unshare() after setns() */
+	int nstype;		/* setns() into the contested one: its flag, or 0 */
+};
+
 /* Shared between the driver, the workers, the chains and the probes. */
 struct state {
 	uint64_t next;			/* the call a worker should do next */
@@ -255,6 +289,25 @@ struct state {
 	 * namespace sees every task's namespaces, a task in a user namespace
 	 * of its own only those of its namespace (commoncap's ptrace check).
 	 */
+	struct racer race[RACERS_MAX];
+	/*
+	 * Races by mode: made (two joiners or more at the barrier), with one
+	 * winner or more, with winners in one PID namespace or nested ones,
+	 * with winners in unrelated ones (the rule's failure in modes 2 and
+	 * 3, the control in 0 and 1), with setns() calls that overlapped in
+	 * time; and the races that could not be judged from the record.
+	 */
+	uint64_t races[4], races_won[4], races_shared[4], races_split[4];
+	uint64_t races_overlap[4], races_unjudged, races_hung, races_unsettled;
+	struct {
+		int slot, state;
+		struct racer_plan plan;
+	} race_hangs[LIST_MAX];
+	struct {
+		struct where w;
+		int type, mode;
+		uint64_t ino, pid[RACERS_MAX];
+	} race_bad[LIST_MAX];
 	struct taskns scan[TASKS_MAX];
 	int scan_n;
 	char scan_self[32];		/* the asking task, as /proc names it */
@@ -792,20 +845,28 @@ static void fork_judged(const struct view *v, uint64_t flags)
 		joined = true;
 }
 
+/* The kernel's owner of the namespace of file @fd, or 0 */
+static uint64_t fd_owner(int fd)
+{
+	struct ns_pidns_owner o;
+
+	return ioctl(fd, NS_GET_PIDNS_OWNER, &o) ? 0 : o.pidns;
+}
+
 /* The kernel's owner of this process's namespace of @type, or 0 */
 static uint64_t kernel_owner(int type)
 {
-	struct ns_pidns_owner o;
 	char path[48];
-	int fd, err;
+	uint64_t owner;
+	int fd;
 
 	snprintf(path, sizeof(path), "/proc/self/ns/%s", nst_file[type]);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	err = ioctl(fd, NS_GET_PIDNS_OWNER, &o);
+	owner = fd_owner(fd);
 	close(fd);
-	return err ? 0 : o.pidns;
+	return owner;
 }
 
 static const char *const claim_why[] = {
@@ -1587,20 +1648,24 @@ static void step_fork(struct chain *c)
 	hist(c, "f");
 }
 
-/* A random entry of the pool whose type is (@pidfd) or is not NST_PIDFD. */
-static int pool_pick(struct chain *c, bool pidfd)
+/* The pool's types, as pool_pick() takes them. */
+#define POOL_NS		(1U << NST_PID | 1U << NST_MNT | 1U << NST_IPC | 1U << NST_NET)
+#define POOL_PIDFD	(1U << NST_PIDFD)
+
+/* A random entry of the pool whose type is one of @types, or -1. */
+static int pool_pick(struct chain *c, unsigned int types)
 {
 	int i, n = 0, pick[POOL_MAX];
 
 	for (i = 0; i < c->npool; i++)
-		if ((c->pool[i].type == NST_PIDFD) == pidfd)
+		if (types & 1U << c->pool[i].type)
 			pick[n++] = i;
 	return n ? pick[splitmix(&c->r) % (uint64_t)n] : -1;
 }
 
 static void step_setns_fd(struct chain *c)
 {
-	int i = pool_pick(c, false), type, nstype;
+	int i = pool_pick(c, POOL_NS), type, nstype;
 	bool ok;
 
 	if (i < 0)
@@ -1617,8 +1682,11 @@ static void step_setns_fd(struct chain *c)
 		hist(c, "s:%s#%d%s", nst_file[type], i, nstype ? "" : "/0");
 }
 
-/* Keep @fd (of @type) in the pool: a free place, or a saved one replaced */
-static void pool_add(struct chain *c, int fd, int type)
+/*
+ * Keep @fd (of @type) in the pool: a free place, or a saved one replaced.
+ * Returns where.
+ */
+static int pool_add(struct chain *c, int fd, int type)
 {
 	int i;
 
@@ -1631,17 +1699,19 @@ static void pool_add(struct chain *c, int fd, int type)
 	}
 	c->pool[i].fd = fd;
 	c->pool[i].type = type;
+	return i;
 }
 
 /*
  * Make a mount, IPC or network namespace, keep it in the pool and go back
  * to the one before: a namespace made on the host (or in a container) and
  * left, that a later setns(fd) step joins (podman's pinned network).
+ * Returns its place in the pool, or -1.
  */
-static void step_pin(struct chain *c)
+static int pin_new(struct chain *c)
 {
 	static const int types[] = { NST_MNT, NST_IPC, NST_NET };
-	int type = types[splitmix(&c->r) % 3], old, fd;
+	int type = types[splitmix(&c->r) % 3], old, fd, at = -1;
 	struct view was, now;
 	char path[48];
 	bool ok;
@@ -1654,14 +1724,14 @@ static void step_pin(struct chain *c)
 	if (!chain_count(STEP_PIN, ok)) {
 		hist(c, "p:%s!%d", nst_file[type], errno);
 		close(old);
-		return;
+		return -1;
 	}
 	if (view_read(&now) < 0)
 		_exit(CHAIN_BROKEN);
 	note_unshare(&was, &now);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0)
-		pool_add(c, fd, type);
+		at = pool_add(c, fd, type);
 	/*
 	 * Leave it: back to the namespace of before. That is a setns() like
 	 * any other, judged in a container and refused without the
@@ -1673,6 +1743,12 @@ static void step_pin(struct chain *c)
 		hist(c, "p:%s", nst_file[type]);
 	else
 		hist(c, "p:%s=%d", nst_file[type], errno);
+	return at;
+}
+
+static void step_pin(struct chain *c)
+{
+	pin_new(c);
 }
 
 /* setns() to this task's own PID namespace: pid_for_children back to it */
@@ -1696,7 +1772,7 @@ static void step_reset(struct chain *c)
 static void step_setns_pidfd(struct chain *c)
 {
 	uint64_t flags = chain_flags(c);
-	int i = pool_pick(c, true);
+	int i = pool_pick(c, POOL_PIDFD);
 	char l[16];
 	bool ok;
 
@@ -1779,6 +1855,344 @@ static void step_save(struct chain *c)
 	hist(c, "w");
 }
 
+/*
+ * Concurrent joiners. Two or three tasks, each in a PID namespace that its
+ * process made (unshare(), most often with the coupled flags) or joined
+ * (setns() by pidfd or PID namespace file, then fresh namespaces, most
+ * often), set up one at a time (they write the record), wait at a barrier
+ * and then, all at once, setns() into one mount, IPC or network namespace
+ * (a fresh pinned one, or one from the pool) and execve(). A claim is
+ * atomic: in modes 2 and 3, the racers that run are in one PID namespace,
+ * or in nested ones; never in two unrelated ones (each would be a member
+ * outside the other's PID namespace). In modes 0 and 1 that state is
+ * reached (the control). The winners' images wait until the chain has
+ * judged the race and synced the namespace's owner with the kernel's.
+ */
+static void __attribute__((noreturn)) race_stop(struct racer *x, int state,
+						 int err)
+{
+	x->err = err;
+	__atomic_store_n(&x->state, state, __ATOMIC_RELEASE);
+	_exit(0);
+}
+
+/* Racer @s: its process sets up, its child races (see above). */
+static void __attribute__((noreturn)) racer(struct chain *c,
+					    const struct racer_plan *p, int s,
+					    int xfd, int type, int go, int rel)
+{
+	char fd[16], slot[16], relfd[16], t[16];
+	char *argv[] = { "fuzz", RACE_ARG, fd, slot, relfd, t, NULL };
+	struct racer *x = &st->race[s];
+	struct view was, now;
+	pid_t pid;
+	char b;
+
+	if (view_read(&was) < 0)
+		race_stop(x, RACE_UNREADY, errno);
+	if (p->join) {
+		if (syscall(SYS_setns, c->pool[p->pool].fd, (int)p->flags) < 0)
+			race_stop(x, RACE_UNREADY, errno);
+		pidc_moved();
+		if (view_read(&was) < 0)
+			race_stop(x, RACE_UNREADY, errno);
+	}
+	if ((p->join ? p->then : p->flags) &&
+	    syscall(SYS_unshare, (unsigned long)(p->join ? p->then : p->flags)) < 0)
+		race_stop(x, RACE_UNREADY, errno);
+	if (view_read(&now) < 0)
+		race_stop(x, RACE_UNREADY, errno);
+	note_unshare(&was, &now);
+	/* A fork into the initial PID namespace or its own: not a joiner */
+	if (now.ino[NST_PIDC] == st->host_pid ||
+	    now.ino[NST_PIDC] == now.ino[NST_PID])
+		race_stop(x, RACE_UNREADY, 0);
+	pid = fork();
+	if (pid < 0)
+		race_stop(x, RACE_UNREADY, errno);
+	if (pid > 0) {
+		ns_wait(pid);
+		_exit(0);
+	}
+	/* Born in it: settle its inode in the record. */
+	if (view_read(&now) < 0)
+		race_stop(x, RACE_UNREADY, errno);
+	x->pid = now.ino[NST_PID];
+	x->join = p->join;
+	__atomic_store_n(&x->state, RACE_READY, __ATOMIC_RELEASE);
+	while (read(go, &b, 1) > 0)
+		;
+	clock_gettime(CLOCK_MONOTONIC, &x->t0);
+	if (syscall(SYS_setns, xfd, p->nstype) < 0) {
+		clock_gettime(CLOCK_MONOTONIC, &x->t1);
+		race_stop(x, RACE_SETNS_REFUSED, errno);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &x->t1);
+	snprintf(fd, sizeof(fd), "%d", memfd);
+	snprintf(slot, sizeof(slot), "%d", s);
+	snprintf(relfd, sizeof(relfd), "%d", rel);
+	snprintf(t, sizeof(t), "%d", type);
+	fcntl(rel, F_SETFD, 0);
+	execv("/proc/self/exe", argv);
+	race_stop(x, RACE_EXEC_REFUSED, errno);
+}
+
+/* The new image of a racer that ran: say so, and wait for the judgment. */
+static int race_main(char **argv)
+{
+	int s = atoi(argv[3]), rel = atoi(argv[4]), type = atoi(argv[5]);
+	struct stat sb;
+	char path[48], b;
+
+	st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE, MAP_SHARED,
+		  atoi(argv[2]), 0);
+	if (st == MAP_FAILED || s < 0 || s >= RACERS_MAX ||
+	    type < NST_MNT || type > NST_NET)
+		return 1;
+	snprintf(path, sizeof(path), "/proc/self/ns/%s", nst_file[type]);
+	if (stat(path, &sb) == 0)
+		st->race[s].ino = sb.st_ino;
+	__atomic_store_n(&st->race[s].state, RACE_RAN, __ATOMIC_RELEASE);
+	while (read(rel, &b, 1) > 0)
+		;
+	return 0;
+}
+
+static void plan_racer(struct chain *c, struct racer_plan *p, int type,
+		       int how, int shared)
+{
+	const uint64_t coupled = CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET;
+
+	memset(p, 0, sizeof(*p));
+	p->nstype = splitmix(&c->r) % 2 ? (int)nst_flag[type] : 0;
+	p->join = how == 1 || (how == 2 && splitmix(&c->r) % 2);
+	if (p->join) {
+		p->pool = how == 1 ? shared : pool_pick(c, 1U << NST_PID | POOL_PIDFD);
+		p->join = p->pool >= 0;
+	}
+	if (p->join && c->pool[p->pool].type == NST_PIDFD) {
+		p->flags = CLONE_NEWPID | coupled;
+	} else if (p->join) {
+		p->flags = CLONE_NEWPID;
+		p->then = splitmix(&c->r) % 4 ? coupled : 0;
+	} else {
+		switch (splitmix(&c->r) % 8) {
+		case 0:
+			p->flags = CLONE_NEWCONTAINER;
+			break;
+		case 1:
+		case 2:
+			p->flags = chain_flags(c) | CLONE_NEWPID;
+			break;
+		default:
+			p->flags = CLONE_NEWPID | coupled;
+		}
+	}
+}
+
+/*
+ * Wait while racer @s (of plan @p) is in @state, for at most RACE_SECS;
+ * false if it hung.
+ */
+static bool race_wait(int s, int state, const struct racer_plan *p)
+{
+	int i;
+
+	for (i = 0; i < RACE_SECS * 1000; i++) {
+		if (__atomic_load_n(&st->race[s].state, __ATOMIC_ACQUIRE) != state)
+			return true;
+		usleep(1000);
+	}
+	i = (int)__atomic_fetch_add(&st->races_hung, 1, __ATOMIC_SEQ_CST);
+	if (i < LIST_MAX) {
+		st->race_hangs[i].slot = s;
+		st->race_hangs[i].state = state;
+		st->race_hangs[i].plan = *p;
+	}
+	return false;
+}
+
+static bool overlapped(const struct racer *a, const struct racer *b)
+{
+	uint64_t a0 = (uint64_t)a->t0.tv_sec * 1000000000ULL + (uint64_t)a->t0.tv_nsec;
+	uint64_t a1 = (uint64_t)a->t1.tv_sec * 1000000000ULL + (uint64_t)a->t1.tv_nsec;
+	uint64_t b0 = (uint64_t)b->t0.tv_sec * 1000000000ULL + (uint64_t)b->t0.tv_nsec;
+	uint64_t b1 = (uint64_t)b->t1.tv_sec * 1000000000ULL + (uint64_t)b->t1.tv_nsec;
+
+	return a->state >= RACE_SETNS_REFUSED && b->state >= RACE_SETNS_REFUSED &&
+	       a0 < b1 && b0 < a1;
+}
+
+/* Judge a race of @n racers for namespace @ino of @type; the winners. */
+static int race_judge(struct chain *c, int n, int type, uint64_t ino)
+{
+	int m = st->mode & 3, s, t, at = 0, won = 0;
+	bool split = false, overlap = false, untracked = false;
+
+	for (s = 0; s < n; s++) {
+		const struct racer *a = &st->race[s];
+
+		if (a->state < RACE_READY)
+			continue;
+		at++;
+		if (a->state == RACE_RAN && a->ino == ino)
+			won++;
+		for (t = 0; t < s; t++) {
+			const struct racer *b = &st->race[t];
+			bool gap = false;
+
+			overlap |= overlapped(a, b);
+			if (a->state == RACE_RAN && a->ino == ino &&
+			    b->state == RACE_RAN && b->ino == ino &&
+			    !owns(a->pid, b->pid, &gap) &&
+			    !owns(b->pid, a->pid, &gap)) {
+				/* Unrelated, unless the record lacks a link */
+				split |= !gap;
+				untracked |= gap;
+			}
+		}
+	}
+	if (at < 2)
+		return won;
+	st->races[m]++;
+	st->races_won[m] += won > 0;
+	st->races_overlap[m] += overlap;
+	if (!split && untracked) {
+		st->races_unjudged++;
+	} else if (split) {
+		uint64_t k = st->races_split[PIDNS_ENFORCE] +
+			     st->races_split[PIDNS_STAGE];
+
+		st->races_split[m]++;
+		if (m >= PIDNS_ENFORCE && k < LIST_MAX) {
+			typeof(st->race_bad[0]) *x = &st->race_bad[k];
+
+			x->w = c->w;
+			x->type = type;
+			x->mode = m;
+			x->ino = ino;
+			for (s = 0; s < n; s++)
+				x->pid[s] = st->race[s].state == RACE_RAN ?
+					    st->race[s].pid : 0;
+		}
+	} else if (won >= 2) {
+		st->races_shared[m]++;
+	}
+	return won;
+}
+
+/*
+ * The record of namespace @fd (of @type) brought up to the kernel's owner,
+ * the claim checked against the rule (claim_seen()).
+ */
+static void owner_sync_fd(const struct where *w, int fd, int type)
+{
+	uint64_t k = fd_owner(fd);
+	struct nsrec *e;
+	struct stat sb;
+
+	if (!k || fstat(fd, &sb) < 0)
+		return;
+	e = nsrec_find(sb.st_ino, false);
+	if (e && e->type == type && k != e->owner)
+		claim_seen(w, e, type, k);
+}
+
+/*
+ * Wait until the contested namespace (file @fd) is not owned by a PID
+ * namespace that a racer made: the racers are gone, and one that claimed it
+ * hands it to its parent when it is freed, a grace period after its last
+ * task (pidns_coupling_orphan()). The record follows that hand-up now,
+ * before the PID namespace's inode can be reused.
+ */
+static void race_settle(int fd, int n)
+{
+	int i, s;
+
+	for (i = 0; i < RACE_SECS * 100; i++) {
+		uint64_t k = fd_owner(fd);
+
+		for (s = 0; s < n; s++)
+			if (st->race[s].state >= RACE_READY &&
+			    !st->race[s].join && k == st->race[s].pid)
+				break;
+		if (s == n)
+			return;
+		usleep(10000);
+	}
+	__atomic_fetch_add(&st->races_unsettled, 1, __ATOMIC_SEQ_CST);
+}
+
+static void step_race(struct chain *c)
+{
+	struct racer_plan plan[RACERS_MAX];
+	int i, n, s, type, how, shared, won, go[2], rel[2];
+	pid_t pid[RACERS_MAX];
+	struct stat sb;
+
+	/*
+	 * Not while pid_for_children has no init: the first racer would be
+	 * it, and its exit would kill the others mid-race (and wait, in
+	 * zap_pid_ns_processes(), until this process reaps them).
+	 */
+	if (stat("/proc/self/ns/pid_for_children", &sb) < 0) {
+		hist(c, "R-");
+		return;
+	}
+	/* A namespace pinned now (no member), or one of the pool. */
+	i = splitmix(&c->r) % 2 ? pin_new(c) :
+	    pool_pick(c, POOL_NS & ~(1U << NST_PID));
+	chain_count(STEP_RACE, i >= 0);
+	if (i < 0)
+		return;
+	type = c->pool[i].type;
+	if (fstat(c->pool[i].fd, &sb) < 0)
+		_exit(CHAIN_BROKEN);
+	n = 2 + (int)(splitmix(&c->r) % (RACERS_MAX - 1));
+	/* All in new PID namespaces, all joining one, or each its own way */
+	how = (int)(splitmix(&c->r) % 3);
+	shared = pool_pick(c, 1U << NST_PID | POOL_PIDFD);
+	for (s = 0; s < n; s++)
+		plan_racer(c, &plan[s], type, how, shared);
+	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(rel, O_CLOEXEC) < 0)
+		_exit(CHAIN_BROKEN);
+	memset(st->race, 0, sizeof(st->race));
+	fflush(stdout);
+	for (s = 0; s < n; s++) {
+		pid[s] = fork();
+		if (pid[s] == 0) {
+			close(go[1]);
+			close(rel[1]);
+			racer(c, &plan[s], s, c->pool[i].fd, type, go[0], rel[0]);
+		}
+		/* One at a time up to the barrier: they write the record. */
+		if (pid[s] < 0)
+			st->race[s].state = RACE_UNREADY;
+		else
+			race_wait(s, RACE_NONE, &plan[s]);
+	}
+	close(go[1]);
+	close(go[0]);
+	for (s = 0; s < n; s++)
+		race_wait(s, RACE_READY, &plan[s]);
+	won = race_judge(c, n, type, sb.st_ino);
+	/*
+	 * A claim is judged by who is in the namespace: in modes 2 and 3 the
+	 * winners, still in it; in modes 0 and 1, where joiners in unrelated
+	 * PID namespaces follow a claim in, once they are gone.
+	 */
+	if (st->mode >= PIDNS_ENFORCE)
+		owner_sync_fd(&c->w, c->pool[i].fd, type);
+	close(rel[1]);
+	close(rel[0]);
+	for (s = 0; s < n; s++)
+		if (pid[s] > 0)
+			ns_wait(pid[s]);
+	race_settle(c->pool[i].fd, n);
+	owner_sync_fd(&c->w, c->pool[i].fd, type);
+	hist(c, "R%d:%s#%d:%d/%d", how, nst_file[type], i, won, n);
+}
+
 /* Ask the driver for another mode, and wait until it is set. */
 static void step_mode(struct chain *c)
 {
@@ -1810,7 +2224,7 @@ static void __attribute__((noreturn)) chain_run(struct chain *c)
 	for (; c->done < c->len && chain_step_left(); c->done++) {
 		c->w.step = c->done;
 		owners_sync(&c->w);
-		w = (int)(splitmix(&c->r) % 32);
+		w = (int)(splitmix(&c->r) % STEP_WEIGHTS);
 		for (s = 0; s < STEP_N - 1 && w >= step_weight[s]; s++)
 			w -= step_weight[s];
 		switch (s) {
@@ -1824,6 +2238,7 @@ static void __attribute__((noreturn)) chain_run(struct chain *c)
 		case STEP_SAVE: step_save(c); break;
 		case STEP_PIN: step_pin(c); break;
 		case STEP_RESET: step_reset(c); break;
+		case STEP_RACE: step_race(c); break;
 		default: step_mode(c); break;
 		}
 	}
@@ -2087,6 +2502,72 @@ static void state_init(void)
 	fcntl(req_rd, F_SETFL, O_NONBLOCK);
 }
 
+/*
+ * The concurrent joiners: never unrelated winners in modes 2 and 3, where
+ * races are won; unrelated winners in modes 0 and 1 (the control); and
+ * with more than one CPU, joins that overlapped in time (the window).
+ */
+static void report_races(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t overlap = 0, bad;
+	size_t i;
+	int m, k;
+
+	for (m = 0; m < 4; m++) {
+		overlap += st->races_overlap[m];
+		tap_diag("mode %d (%s): %llu races of concurrent joiners, %llu won, %llu by joiners of one PID namespace, %llu by unrelated ones, %llu with overlapping setns() calls",
+			 m, pidns_mode_name(m), (unsigned long long)st->races[m],
+			 (unsigned long long)st->races_won[m],
+			 (unsigned long long)st->races_shared[m],
+			 (unsigned long long)st->races_split[m],
+			 (unsigned long long)st->races_overlap[m]);
+	}
+	bad = st->races_split[PIDNS_ENFORCE] + st->races_split[PIDNS_STAGE];
+	for (i = 0; i < LIST_MAX && i < bad; i++) {
+		const typeof(st->race_bad[0]) *x = &st->race_bad[i];
+		char pids[3 * 24] = "";
+		size_t len = 0;
+
+		for (k = 0; k < RACERS_MAX; k++)
+			if (x->pid[k])
+				len += (size_t)snprintf(pids + len, sizeof(pids) - len,
+							" pid:[%llu]",
+							(unsigned long long)x->pid[k]);
+		tap_diag("race counterexample: chain %llu, step %d, mode %d: %s [%llu] run by%s; steps: %s (replay: pidns.fuzz_seed=%#llx pidns.fuzz_chain=%llu pidns.fuzz_calls=%d pidns.fuzz_steps=%d)",
+			 (unsigned long long)x->w.call, x->w.step, x->mode,
+			 nst_file[x->type], (unsigned long long)x->ino, pids,
+			 x->w.history, (unsigned long long)seed,
+			 (unsigned long long)x->w.call, x->w.step + 1,
+			 x->w.step + 1);
+	}
+	for (i = 0; i < LIST_MAX && i < st->races_hung; i++)
+		tap_diag("racer %d hung in state %d: %s, flags %#llx, then %#llx, pool entry %d, setns() type %#x",
+			 st->race_hangs[i].slot, st->race_hangs[i].state,
+			 st->race_hangs[i].plan.join ? "joins" : "new",
+			 (unsigned long long)st->race_hangs[i].plan.flags,
+			 (unsigned long long)st->race_hangs[i].plan.then,
+			 st->race_hangs[i].plan.pool, st->race_hangs[i].plan.nstype);
+	tap_case(!bad && !st->races_unjudged &&
+		 st->races_won[PIDNS_ENFORCE] > 0 && st->races_won[PIDNS_STAGE] > 0,
+		 "concurrent joiners: in modes 2 and 3 the tasks that run after racing into one namespace are in one PID namespace or nested ones (%llu races won in mode 2, %llu in mode 3; %llu by unrelated PID namespaces, %llu not judged: a PID namespace without a record)",
+		 (unsigned long long)st->races_won[PIDNS_ENFORCE],
+		 (unsigned long long)st->races_won[PIDNS_STAGE],
+		 (unsigned long long)bad,
+		 (unsigned long long)st->races_unjudged);
+	tap_case(st->races_split[PIDNS_OFF] + st->races_split[PIDNS_WARN] > 0,
+		 "control: in modes 0 and 1 concurrent joiners in unrelated PID namespaces all run (%llu races)",
+		 (unsigned long long)(st->races_split[PIDNS_OFF] +
+				      st->races_split[PIDNS_WARN]));
+	if (cpus > 1)
+		tap_case(overlap > 0,
+			 "concurrent joiners hit the window: in %llu races two setns() calls overlapped in time (%ld CPUs)",
+			 (unsigned long long)overlap, cpus);
+	else
+		tap_diag("one CPU, no preemption in the guest kernel: the joiners' setns() calls overlapped in %llu races; the SMP debug boot (tests/run --long) races them on two",
+			 (unsigned long long)overlap);
+}
+
 static void report(uint64_t calls, uint64_t steps, int hung, int died)
 {
 	uint64_t total = 0, accepted = 0, chain_ok = 0;
@@ -2151,6 +2632,7 @@ static void report(uint64_t calls, uint64_t steps, int hung, int died)
 		 (unsigned long long)st->claims_unread,
 		 (unsigned long long)st->orphans,
 		 (unsigned long long)st->claims_uncertain);
+	report_races();
 	for (m = 0; m < 4; m++)
 		tap_diag("mode %d (%s): execve() in a non-initial PID namespace: %llu ran (%llu in one made in mode 2 or 3, %llu with a foreign namespace), %llu refused",
 			 m, pidns_mode_name(m), (unsigned long long)st->exec_ran[m],
@@ -2205,7 +2687,10 @@ static void report(uint64_t calls, uint64_t steps, int hung, int died)
 	tap_case(st->exec_foreign[PIDNS_OFF] > 0,
 		 "mode 0 reaches the unsafe state: %llu execve() ran with a foreign mount, IPC or network namespace",
 		 (unsigned long long)st->exec_foreign[PIDNS_OFF]);
-	tap_case(!hung && !died, "no worker or chain hung (%d) or died (%d)", hung, died);
+	tap_case(!hung && !died && !st->races_hung && !st->races_unsettled,
+		 "no worker, chain or racer hung (%d, %llu) or died (%d), no claimed namespace kept by a racer's PID namespace after it (%llu)",
+		 hung, (unsigned long long)st->races_hung, died,
+		 (unsigned long long)st->races_unsettled);
 }
 
 int main(int argc, char **argv)
@@ -2214,7 +2699,9 @@ int main(int argc, char **argv)
 	int hung = 0, died = 0;
 	size_t i;
 
-	/* The new image of a probe's execve(). */
+	/* The new images of a racer's and of a probe's execve(). */
+	if (argc == 6 && !strcmp(argv[1], RACE_ARG))
+		return race_main(argv);
 	if (argc > 2 && !strcmp(argv[1], PROBE_ARG))
 		return probe_main(argv[2], argc > 3 ? argv[3] : NULL,
 				  argc > 4 ? argv[4] : NULL,
