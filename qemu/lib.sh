@@ -447,8 +447,13 @@ build_all() {
 	done
 	set_kver "$keep"
 	build_userspace
-	# Debian 13's root for the long suite's matrix on Debian 13 userspace.
-	[ "${1:-}" = long ] && "$TOP/qemu/mkroot" trixie >/dev/null
+	# Debian 13's root: the systemd boot of CI, and the long suite's
+	# matrix on Debian 13's userspace; Debian 12's for the long suite's
+	# systemd boots.
+	if printf '%s\n' "${KVERS[@]}" | grep -qx 6.12; then
+		"$TOP/qemu/mkroot" trixie >/dev/null
+	fi
+	[ "${1:-}" = long ] && "$TOP/qemu/mkroot" bookworm >/dev/null
 	return 0
 }
 

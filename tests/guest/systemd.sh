@@ -1,0 +1,119 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# A whole Debian system under the policy: booted by qemu/hostinit with
+# pidns.systemd=1 in a root that qemu/mkroot built, systemd as PID 1, and
+# kernel.pidns_coupling set from the boot (pidns_coupling=N on the command
+# line). This runs as a unit of the boot transaction (pidns-test.service)
+# and checks what an operator would: that the boot completes, with the
+# failed units and their logs if it does not; journald and logind; a
+# service with PrivateNetwork=; and, with systemd 257 or later (Debian 13),
+# PrivatePIDs= alone and with PrivateNetwork= and PrivateIPC=. A
+# PrivatePIDs= service either runs as PID 1 of a PID namespace of its own
+# or fails visibly: one that runs in the host's PID namespace instead is a
+# silent fallback, and fails the test.
+. "$PIDNS_TOP/tests/guest/tap.sh"
+echo "TAP version 13"
+
+mode=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^pidns_coupling=//p' | tail -1)
+[ -n "$mode" ] || { echo "Bail out! no pidns_coupling= on the command line"; exit 1; }
+output "booted with kernel.pidns_coupling = $mode" "$mode" -- \
+	cat /proc/sys/kernel/pidns_coupling
+grep -qs qemu/hostinit /etc/sysctl.d/50-pid-max.conf &&
+	echo "# kernel.pid_max: 32768 (qemu/hostinit's /etc/sysctl.d/50-pid-max.conf: the test kernel's limit)"
+sdver=$(systemctl --version | sed -n '1s/^systemd \([0-9]*\).*/\1/p')
+echo "# $(systemctl --version | head -1); $(. /etc/os-release; echo "$PRETTY_NAME")"
+
+# The boot: "running", or the failed units with why.
+state=$(timeout 600 systemctl is-system-running --wait 2>&1)
+tap "$([ "$state" = running ]; echo $?)" "the boot completes: systemctl is-system-running says $state"
+if [ "$state" != running ]; then
+	systemctl list-units --failed --no-legend --plain --no-pager | sed 's/^/# failed: /'
+	for u in $(systemctl list-units --failed --no-legend --plain --no-pager | cut -d' ' -f1); do
+		SYSTEMD_COLORS=0 systemctl status --no-pager -l -n 8 "$u" 2>&1 | sed "s|^|# $u: |"
+	done
+	systemctl list-jobs --no-pager | sed 's/^/# job: /'
+fi
+
+check "journald runs and takes a message" -- sh -c '
+	systemctl is-active -q systemd-journald &&
+	logger -t pidns-systemd "boot check $$" &&
+	journalctl --sync &&
+	journalctl -b -q -t pidns-systemd --no-pager | grep -q "boot check $$"'
+check "logind runs and answers" -- sh -c '
+	systemctl is-active -q systemd-logind && loginctl list-sessions --no-pager >/dev/null'
+
+host_pid=$(readlink /proc/self/ns/pid)
+host_net=$(readlink /proc/self/ns/net)
+# unit PROPERTY...: a transient service that prints its PID, PID namespace
+# and network namespace; "" if it did not run. ExecStart= turns "$$" into
+# "$": the shell gets "$$".
+unit() {
+	local args=()
+	for p in "$@"; do args+=(-p "$p"); done
+	systemd-run --wait --pipe --collect "${args[@]}" \
+		/bin/sh -c 'echo "$$$$ $(readlink /proc/self/ns/pid) $(readlink /proc/self/ns/net)"' \
+		2>/tmp/unit.err </dev/null
+}
+
+out=$(unit PrivateNetwork=yes)
+read -r upid upidns unet <<<"$out"
+tap "$([ -n "$unet" ] && [ "$unet" != "$host_net" ]; echo $?)" \
+	"a PrivateNetwork=yes service runs in a network namespace of its own"
+[ -n "$unet" ] || sed 's/^/# /' /tmp/unit.err
+
+# The policy is live for services: unshare -p -f in a unit runs in modes
+# 0 and 1, and is refused in 2 (EINVAL) and 3 (EPERM at the execve()).
+systemd-run --wait --pipe --collect /usr/bin/unshare -p -f /bin/true \
+	>/tmp/unit.out 2>&1 </dev/null
+st=$?
+case $mode in
+0|1) want=0 ;;
+*) want=1 ;;
+esac
+tap "$([ $((st != 0)) -eq $want ]; echo $?)" \
+	"mode $mode: a service's unshare -p -f true $([ $want = 0 ] && echo runs || echo "is refused") (exit $st)"
+grep -F "unshare:" /tmp/unit.out | sed 's/^/# /'
+
+# PrivatePIDs=: N tries of each; in mode 0 every one runs as PID 1; in
+# mode 2 every one is refused (the clone carries CLONE_NEWPID alone); in
+# mode 3 alone every one is refused at the init's execve(), and with
+# PrivateNetwork= and PrivateIPC= it runs if systemd's executor has begun
+# to exit when the init execs (policy.md: a race of systemd's, counted);
+# never anything else.
+tries=10
+private_pids() {
+	local what=$1 ran=0 refused=0 fellback=0 i
+	shift
+	for i in $(seq "$tries"); do
+		out=$(unit PrivatePIDs=yes "$@")
+		read -r upid upidns unet <<<"$out"
+		if [ -z "$upid" ]; then
+			refused=$((refused + 1))
+			[ $refused -eq 1 ] && grep -v "^Running as unit" /tmp/unit.err | sed "s/^/# refused: /"
+		elif [ "$upid" = 1 ] && [ "$upidns" != "$host_pid" ]; then
+			ran=$((ran + 1))
+		else
+			fellback=$((fellback + 1))
+			echo "# fell back: PID $upid in $upidns"
+		fi
+	done
+	echo "# PrivatePIDs=yes $*: $ran of $tries ran as PID 1, $refused refused, $fellback ran without a PID namespace"
+	case $mode:$what in
+	0:*|1:*) want="$ran = $tries" ;;
+	2:*|3:alone) want="$refused = $tries" ;;
+	3:private) want="$fellback = 0" ;;
+	esac
+	tap "$([ $fellback -eq 0 ] && [ $want ]; echo $?)" \
+		"mode $mode: PrivatePIDs=yes $*: $ran ran as PID 1, $refused refused, $fellback fell back ($want)"
+}
+if [ "${sdver:-0}" -ge 257 ]; then
+	private_pids alone
+	private_pids private PrivateNetwork=yes PrivateIPC=yes
+else
+	echo "# systemd $sdver has no PrivatePIDs= (257 has)"
+fi
+
+echo "# what ran:"
+dpkg-query -W systemd dbus udev util-linux 2>/dev/null | sed 's/^/#   /'
+dmesg | grep -F pidns_coupling: | tail -20 | sed 's/^/# dmesg: /'
+tap_end
