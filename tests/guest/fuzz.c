@@ -216,7 +216,7 @@ struct example {
  * to setns() into one namespace and execve().
  */
 enum { RACE_NONE, RACE_UNREADY, RACE_READY, RACE_SETNS_REFUSED,
-       RACE_EXEC_REFUSED, RACE_RAN };
+       RACE_EXEC_REFUSED, RACE_BROKEN, RACE_RAN };
 
 struct racer {
 	int state;		/* RACE_*, the last it reached */
@@ -224,6 +224,7 @@ struct racer {
 	bool join;		/* in a PID namespace it joined */
 	uint64_t pid;		/* its PID namespace */
 	uint64_t ino;		/* the contested namespace, as its image has it */
+	uint64_t owner;		/* and its owner then (NS_GET_PIDNS_OWNER) */
 	struct timespec t0, t1;	/* around its setns() */
 };
 
@@ -294,11 +295,16 @@ struct state {
 	 * Races by mode: made (two joiners or more at the barrier), with one
 	 * winner or more, with winners in one PID namespace or nested ones,
 	 * with winners in unrelated ones (the rule's failure in modes 2 and
-	 * 3, the control in 0 and 1), with setns() calls that overlapped in
-	 * time; and the races that could not be judged from the record.
+	 * 3, the control in 0 and 1); contested (racers in unrelated PID
+	 * namespaces for a namespace that is not an initial one), of them
+	 * won, and with setns() calls that overlapped in time; races whose
+	 * winners saw two owners; and the races that could not be judged
+	 * from the record.
 	 */
 	uint64_t races[4], races_won[4], races_shared[4], races_split[4];
-	uint64_t races_overlap[4], races_unjudged, races_hung, races_unsettled;
+	uint64_t races_contested[4], races_contested_won[4], races_overlap[4];
+	uint64_t races_two_owners[4], races_adopted;
+	uint64_t races_unjudged, races_hung, races_unsettled, races_broken;
 	struct {
 		int slot, state;
 		struct racer_plan plan;
@@ -1946,12 +1952,16 @@ static int race_main(char **argv)
 
 	st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE, MAP_SHARED,
 		  atoi(argv[2]), 0);
-	if (st == MAP_FAILED || s < 0 || s >= RACERS_MAX ||
-	    type < NST_MNT || type > NST_NET)
+	if (st == MAP_FAILED || s < 0 || s >= RACERS_MAX)
 		return 1;
+	if (type < NST_MNT || type > NST_NET) {
+		__atomic_store_n(&st->race[s].state, RACE_BROKEN, __ATOMIC_RELEASE);
+		return 1;
+	}
 	snprintf(path, sizeof(path), "/proc/self/ns/%s", nst_file[type]);
 	if (stat(path, &sb) == 0)
 		st->race[s].ino = sb.st_ino;
+	st->race[s].owner = kernel_owner(type);
 	__atomic_store_n(&st->race[s].state, RACE_RAN, __ATOMIC_RELEASE);
 	while (read(rel, &b, 1) > 0)
 		;
@@ -2023,29 +2033,51 @@ static bool overlapped(const struct racer *a, const struct racer *b)
 	       a0 < b1 && b0 < a1;
 }
 
-/* Judge a race of @n racers for namespace @ino of @type; the winners. */
-static int race_judge(struct chain *c, int n, int type, uint64_t ino)
+/* Whether PID namespaces @a and @b are unrelated: neither holds the other. */
+static bool unrelated(uint64_t a, uint64_t b, bool *gap)
+{
+	return !owns(a, b, gap) && !owns(b, a, gap);
+}
+
+/*
+ * Judge a race of @n racers for namespace @ino of @type: the number of
+ * winners, and in @owner the owner they saw (0 if none).
+ */
+static int race_judge(struct chain *c, int n, int type, uint64_t ino,
+		      uint64_t *owner)
 {
 	int m = st->mode & 3, s, t, at = 0, won = 0;
-	bool split = false, overlap = false, untracked = false;
+	bool split = false, rivals = false, overlap = false, untracked = false;
+	bool contested, two = false;
 
+	*owner = 0;
 	for (s = 0; s < n; s++) {
 		const struct racer *a = &st->race[s];
+		bool ran = a->state == RACE_RAN && a->ino == ino;
 
+		if (a->state == RACE_BROKEN)
+			st->races_broken++;
 		if (a->state < RACE_READY)
 			continue;
 		at++;
-		if (a->state == RACE_RAN && a->ino == ino)
+		if (ran) {
 			won++;
+			two |= *owner && a->owner && a->owner != *owner;
+			if (a->owner)
+				*owner = a->owner;
+		}
 		for (t = 0; t < s; t++) {
 			const struct racer *b = &st->race[t];
-			bool gap = false;
+			bool gap = false, apart;
 
-			overlap |= overlapped(a, b);
-			if (a->state == RACE_RAN && a->ino == ino &&
-			    b->state == RACE_RAN && b->ino == ino &&
-			    !owns(a->pid, b->pid, &gap) &&
-			    !owns(b->pid, a->pid, &gap)) {
+			if (b->state < RACE_READY)
+				continue;
+			apart = unrelated(a->pid, b->pid, &gap) && !gap;
+			rivals |= apart;
+			if (apart)
+				overlap |= overlapped(a, b);
+			if (ran && b->state == RACE_RAN && b->ino == ino &&
+			    unrelated(a->pid, b->pid, &gap)) {
 				/* Unrelated, unless the record lacks a link */
 				split |= !gap;
 				untracked |= gap;
@@ -2054,9 +2086,13 @@ static int race_judge(struct chain *c, int n, int type, uint64_t ino)
 	}
 	if (at < 2)
 		return won;
+	contested = rivals && ino != hostv.ino[type];
 	st->races[m]++;
 	st->races_won[m] += won > 0;
-	st->races_overlap[m] += overlap;
+	st->races_contested[m] += contested;
+	st->races_contested_won[m] += contested && won > 0;
+	st->races_overlap[m] += contested && overlap;
+	st->races_two_owners[m] += two;
 	if (!split && untracked) {
 		st->races_unjudged++;
 	} else if (split) {
@@ -2098,6 +2134,17 @@ static void owner_sync_fd(const struct where *w, int fd, int type)
 		claim_seen(w, e, type, k);
 }
 
+/* The table takes @owner for namespace @ino of @type, unjudged. */
+static void owner_adopt(uint64_t ino, int type, uint64_t owner)
+{
+	struct nsrec *e = nsrec_find(ino, false);
+
+	if (e && e->type == type && e->owner != owner) {
+		e->owner = owner;
+		st->races_adopted++;
+	}
+}
+
 /*
  * Wait until the contested namespace (file @fd) is not owned by a PID
  * namespace that a racer made: the racers are gone, and one that claimed it
@@ -2127,6 +2174,7 @@ static void step_race(struct chain *c)
 {
 	struct racer_plan plan[RACERS_MAX];
 	int i, n, s, type, how, shared, won, go[2], rel[2];
+	uint64_t owner;
 	pid_t pid[RACERS_MAX];
 	struct stat sb;
 
@@ -2136,6 +2184,7 @@ static void step_race(struct chain *c)
 	 * zap_pid_ns_processes(), until this process reaps them).
 	 */
 	if (stat("/proc/self/ns/pid_for_children", &sb) < 0) {
+		chain_count(STEP_RACE, false);
 		hist(c, "R-");
 		return;
 	}
@@ -2165,24 +2214,33 @@ static void step_race(struct chain *c)
 			close(rel[1]);
 			racer(c, &plan[s], s, c->pool[i].fd, type, go[0], rel[0]);
 		}
-		/* One at a time up to the barrier: they write the record. */
+		/*
+		 * One at a time up to the barrier: they write the record. One
+		 * that does not get there may still be writing it: the chain
+		 * ends, with its process group (the racers too), and the
+		 * hang is reported.
+		 */
 		if (pid[s] < 0)
 			st->race[s].state = RACE_UNREADY;
-		else
-			race_wait(s, RACE_NONE, &plan[s]);
+		else if (!race_wait(s, RACE_NONE, &plan[s]))
+			kill(0, SIGKILL);
 	}
 	close(go[1]);
 	close(go[0]);
 	for (s = 0; s < n; s++)
 		race_wait(s, RACE_READY, &plan[s]);
-	won = race_judge(c, n, type, sb.st_ino);
+	won = race_judge(c, n, type, sb.st_ino, &owner);
 	/*
 	 * A claim is judged by who is in the namespace: in modes 2 and 3 the
-	 * winners, still in it; in modes 0 and 1, where joiners in unrelated
-	 * PID namespaces follow a claim in, once they are gone.
+	 * winners, still in it. In mode 1, joiners in unrelated PID
+	 * namespaces follow a claim in, and nothing can judge it afterwards:
+	 * the table takes the owner the winners saw (one, or the race
+	 * counts two), and follows its hand-up below.
 	 */
 	if (st->mode >= PIDNS_ENFORCE)
 		owner_sync_fd(&c->w, c->pool[i].fd, type);
+	else if (won && owner)
+		owner_adopt(sb.st_ino, type, owner);
 	close(rel[1]);
 	close(rel[0]);
 	for (s = 0; s < n; s++)
@@ -2504,24 +2562,30 @@ static void state_init(void)
 
 /*
  * The concurrent joiners: never unrelated winners in modes 2 and 3, where
- * races are won; unrelated winners in modes 0 and 1 (the control); and
- * with more than one CPU, joins that overlapped in time (the window).
+ * contested races are won; unrelated winners in modes 0 and 1 (the
+ * control); one owner seen by a race's winners; and with more than one
+ * CPU, contested joins that overlapped in time (the window).
  */
 static void report_races(void)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	uint64_t overlap = 0, bad;
+	uint64_t overlap = 0, two = 0, bad;
 	size_t i;
 	int m, k;
 
 	for (m = 0; m < 4; m++) {
-		overlap += st->races_overlap[m];
-		tap_diag("mode %d (%s): %llu races of concurrent joiners, %llu won, %llu by joiners of one PID namespace, %llu by unrelated ones, %llu with overlapping setns() calls",
+		if (m >= PIDNS_WARN)
+			overlap += st->races_overlap[m];
+		two += st->races_two_owners[m];
+		tap_diag("mode %d (%s): %llu races of concurrent joiners, %llu won, %llu by joiners of one PID namespace, %llu by unrelated ones; %llu contested (rivals in unrelated PID namespaces, not an initial namespace), %llu of them won, %llu with overlapping setns() calls; %llu with two owners seen",
 			 m, pidns_mode_name(m), (unsigned long long)st->races[m],
 			 (unsigned long long)st->races_won[m],
 			 (unsigned long long)st->races_shared[m],
 			 (unsigned long long)st->races_split[m],
-			 (unsigned long long)st->races_overlap[m]);
+			 (unsigned long long)st->races_contested[m],
+			 (unsigned long long)st->races_contested_won[m],
+			 (unsigned long long)st->races_overlap[m],
+			 (unsigned long long)st->races_two_owners[m]);
 	}
 	bad = st->races_split[PIDNS_ENFORCE] + st->races_split[PIDNS_STAGE];
 	for (i = 0; i < LIST_MAX && i < bad; i++) {
@@ -2548,24 +2612,27 @@ static void report_races(void)
 			 (unsigned long long)st->race_hangs[i].plan.flags,
 			 (unsigned long long)st->race_hangs[i].plan.then,
 			 st->race_hangs[i].plan.pool, st->race_hangs[i].plan.nstype);
-	tap_case(!bad && !st->races_unjudged &&
-		 st->races_won[PIDNS_ENFORCE] > 0 && st->races_won[PIDNS_STAGE] > 0,
-		 "concurrent joiners: in modes 2 and 3 the tasks that run after racing into one namespace are in one PID namespace or nested ones (%llu races won in mode 2, %llu in mode 3; %llu by unrelated PID namespaces, %llu not judged: a PID namespace without a record)",
-		 (unsigned long long)st->races_won[PIDNS_ENFORCE],
-		 (unsigned long long)st->races_won[PIDNS_STAGE],
-		 (unsigned long long)bad,
+	tap_case(!bad && !two && !st->races_unjudged &&
+		 st->races_contested_won[PIDNS_ENFORCE] > 0 &&
+		 st->races_contested_won[PIDNS_STAGE] > 0,
+		 "concurrent joiners: in modes 2 and 3 the tasks that run after racing into one namespace are in one PID namespace or nested ones, and a race's winners see one owner (%llu contested races won in mode 2, %llu in mode 3; %llu won by unrelated PID namespaces, %llu with two owners, %llu not judged: a PID namespace without a record)",
+		 (unsigned long long)st->races_contested_won[PIDNS_ENFORCE],
+		 (unsigned long long)st->races_contested_won[PIDNS_STAGE],
+		 (unsigned long long)bad, (unsigned long long)two,
 		 (unsigned long long)st->races_unjudged);
 	tap_case(st->races_split[PIDNS_OFF] + st->races_split[PIDNS_WARN] > 0,
-		 "control: in modes 0 and 1 concurrent joiners in unrelated PID namespaces all run (%llu races)",
+		 "control: in modes 0 and 1 racers in unrelated PID namespaces both ran with one namespace (%llu races)",
 		 (unsigned long long)(st->races_split[PIDNS_OFF] +
 				      st->races_split[PIDNS_WARN]));
 	if (cpus > 1)
 		tap_case(overlap > 0,
-			 "concurrent joiners hit the window: in %llu races two setns() calls overlapped in time (%ld CPUs)",
+			 "concurrent joiners hit the window: in %llu contested races in modes 1-3 two setns() calls overlapped in time (%ld CPUs)",
 			 (unsigned long long)overlap, cpus);
 	else
-		tap_diag("one CPU, no preemption in the guest kernel: the joiners' setns() calls overlapped in %llu races; the SMP debug boot (tests/run --long) races them on two",
+		tap_diag("one CPU, no preemption in the guest kernel: contested joins overlapped in %llu races in modes 1-3; the SMP kernels (tests/run --long) race them on two",
 			 (unsigned long long)overlap);
+	tap_diag("in modes 0 and 1, %llu owners the winners saw taken by the table unjudged",
+		 (unsigned long long)st->races_adopted);
 }
 
 static void report(uint64_t calls, uint64_t steps, int hung, int died)
@@ -2687,9 +2754,11 @@ static void report(uint64_t calls, uint64_t steps, int hung, int died)
 	tap_case(st->exec_foreign[PIDNS_OFF] > 0,
 		 "mode 0 reaches the unsafe state: %llu execve() ran with a foreign mount, IPC or network namespace",
 		 (unsigned long long)st->exec_foreign[PIDNS_OFF]);
-	tap_case(!hung && !died && !st->races_hung && !st->races_unsettled,
-		 "no worker, chain or racer hung (%d, %llu) or died (%d), no claimed namespace kept by a racer's PID namespace after it (%llu)",
+	tap_case(!hung && !died && !st->races_hung && !st->races_broken &&
+		 !st->races_unsettled,
+		 "no worker, chain or racer hung (%d, %llu) or died (%d, %llu), no claimed namespace kept by a racer's PID namespace after it (%llu)",
 		 hung, (unsigned long long)st->races_hung, died,
+		 (unsigned long long)st->races_broken,
 		 (unsigned long long)st->races_unsettled);
 }
 
