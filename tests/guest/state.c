@@ -964,6 +964,33 @@ static pid_t find_member(int net)
 	return pid;
 }
 
+/*
+ * Wait until @pid is a zombie or gone, for at most 10 s. An exiting init
+ * leaves its namespaces in do_exit() before its PID namespace dies (in
+ * zap_pid_ns_processes(), from exit_notify()): until then the namespace is
+ * still live, and what it claimed is still its own. A zombie has passed
+ * both.
+ */
+static void wait_zombie(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	int i;
+
+	for (i = 0; i < 1000; i++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		f = fopen(path, "re");
+		if (!f)
+			return;
+		p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+		fclose(f);
+		if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
+			return;
+		usleep(10000);
+	}
+}
+
 static pid_t find_init(int net)
 {
 	pid_t pid = find_member(net);
@@ -1029,10 +1056,7 @@ static void seq_claim(int c)
 		init = find_init(net);
 		if (c == CLAIM_AGAIN) {
 			kill(init, SIGKILL);
-			/* An exiting task leaves its namespaces, and its
-			 * PID namespace dies with it. */
-			while (find_member(net))
-				usleep(10000);
+			wait_zombie(init);
 		}
 		*out = (struct outcome){ NONE, NONE, NONE, 0, 0 };
 		podman_init(net);
