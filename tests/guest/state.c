@@ -607,6 +607,33 @@ static int leader_thread(void *arg)
 	return 0;
 }
 
+/*
+ * Wait until @pid is a zombie or gone, for at most 10 s. An exiting init
+ * leaves its namespaces in do_exit() before its PID namespace dies (in
+ * zap_pid_ns_processes(), from exit_notify()): until then the namespace is
+ * still live, and what it claimed is still its own. A zombie has passed
+ * both.
+ */
+static void wait_zombie(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	int i;
+
+	for (i = 0; i < 1000; i++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		f = fopen(path, "re");
+		if (!f)
+			return;
+		p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+		fclose(f);
+		if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
+			return;
+		usleep(10000);
+	}
+}
+
 static void seq_leader(int unused)
 {
 	int go[2], ready[2], fd;
@@ -635,7 +662,7 @@ static void seq_leader(int unused)
 	snprintf(pid, sizeof(pid), "%d", init);
 	fd = ns_open(pid, "pid");
 	(void)!write(go[1], "", 1);
-	usleep(200000);		/* the leader is a zombie by now */
+	wait_zombie(init);	/* the leader, its thread still running */
 	out->setns = fd < 0 || setns(fd, CLONE_NEWPID) ? errno : 0;
 	if (!out->setns)
 		fork_exec(0);
@@ -962,33 +989,6 @@ static pid_t find_member(int net)
 	}
 	closedir(dir);
 	return pid;
-}
-
-/*
- * Wait until @pid is a zombie or gone, for at most 10 s. An exiting init
- * leaves its namespaces in do_exit() before its PID namespace dies (in
- * zap_pid_ns_processes(), from exit_notify()): until then the namespace is
- * still live, and what it claimed is still its own. A zombie has passed
- * both.
- */
-static void wait_zombie(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	int i;
-
-	for (i = 0; i < 1000; i++) {
-		FILE *f;
-
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-		f = fopen(path, "re");
-		if (!f)
-			return;
-		p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
-		fclose(f);
-		if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
-			return;
-		usleep(10000);
-	}
 }
 
 static pid_t find_init(int net)
