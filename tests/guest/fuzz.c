@@ -2626,10 +2626,10 @@ static void report_races(void)
 				      st->races_split[PIDNS_WARN]));
 	if (cpus > 1)
 		tap_case(overlap > 0,
-			 "concurrent joiners hit the window: in %llu contested races in modes 1-3 two setns() calls overlapped in time (%ld CPUs)",
+			 "concurrent joiners hit the window: in %llu contested races in modes 1-3 the intervals around two racers' setns() calls overlapped (%ld CPUs)",
 			 (unsigned long long)overlap, cpus);
 	else
-		tap_diag("one CPU, no preemption in the guest kernel: contested joins overlapped in %llu races in modes 1-3; the SMP kernels (tests/run --long) race them on two",
+		tap_diag("one CPU: the intervals around two racers' setns() calls overlapped in %llu contested races in modes 1-3 (a racer preempted in user space between its clock and its call; the kernel, PREEMPT_NONE, runs the calls one after another); the SMP kernels (tests/run --long) run them at once",
 			 (unsigned long long)overlap);
 	tap_diag("in modes 0 and 1, %llu owners the winners saw taken by the table unjudged",
 		 (unsigned long long)st->races_adopted);
