@@ -450,9 +450,9 @@ build_all() {
 	# Debian 13's root: the systemd boot of CI, and the long suite's
 	# matrix on Debian 13's userspace; Debian 12's for the long suite's
 	# systemd boots.
-	if printf '%s\n' "${KVERS[@]}" | grep -qx 6.12; then
-		"$TOP/qemu/mkroot" trixie >/dev/null
-	fi
+	case " ${KVERS[*]} " in
+	*" 6.12 "*) "$TOP/qemu/mkroot" trixie >/dev/null ;;
+	esac
 	[ "${1:-}" = long ] && "$TOP/qemu/mkroot" bookworm >/dev/null
 	return 0
 }
