@@ -2024,13 +2024,8 @@ static bool race_wait(int s, int state, const struct racer_plan *p)
 
 static bool overlapped(const struct racer *a, const struct racer *b)
 {
-	uint64_t a0 = (uint64_t)a->t0.tv_sec * 1000000000ULL + (uint64_t)a->t0.tv_nsec;
-	uint64_t a1 = (uint64_t)a->t1.tv_sec * 1000000000ULL + (uint64_t)a->t1.tv_nsec;
-	uint64_t b0 = (uint64_t)b->t0.tv_sec * 1000000000ULL + (uint64_t)b->t0.tv_nsec;
-	uint64_t b1 = (uint64_t)b->t1.tv_sec * 1000000000ULL + (uint64_t)b->t1.tv_nsec;
-
 	return a->state >= RACE_SETNS_REFUSED && b->state >= RACE_SETNS_REFUSED &&
-	       a0 < b1 && b0 < a1;
+	       timespans_overlap(&a->t0, &a->t1, &b->t0, &b->t1);
 }
 
 /* Whether PID namespaces @a and @b are unrelated: neither holds the other. */

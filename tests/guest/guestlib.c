@@ -173,3 +173,15 @@ void become_user(uid_t uid)
 	    setresuid(uid, uid, uid) < 0 || prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
 		_exit(90);
 }
+
+static bool ts_before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec ||
+	       (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+bool timespans_overlap(const struct timespec *a0, const struct timespec *a1,
+		       const struct timespec *b0, const struct timespec *b1)
+{
+	return ts_before(a0, b1) && ts_before(b0, a1);
+}

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "nsflags.h"
 
@@ -65,5 +66,9 @@ uint64_t cmdline_u64(const char *key, uint64_t def);
  * started is not, and which fails ptrace access checks such as setns()'s.
  */
 void become_user(uid_t uid);
+
+/* Whether the interval [a0, a1] and the interval [b0, b1] overlap. */
+bool timespans_overlap(const struct timespec *a0, const struct timespec *a1,
+		       const struct timespec *b0, const struct timespec *b1);
 
 #endif /* GUESTLIB_H */

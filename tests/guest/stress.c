@@ -263,12 +263,6 @@ static void op_unshare(void)
 		waitpid(pid, NULL, 0);
 }
 
-static bool before(const struct timespec *a, const struct timespec *b)
-{
-	return a->tv_sec < b->tv_sec ||
-	       (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
-}
-
 static void op_claim(void)
 {
 	struct race *r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
@@ -328,8 +322,8 @@ static void op_claim(void)
 		__atomic_add_fetch(&sh->races, 1, __ATOMIC_RELAXED);
 		if (r->ok[0] && r->ok[1])
 			__atomic_add_fetch(&sh->races_both, 1, __ATOMIC_RELAXED);
-		if (before(&r->start[0], &r->end[1]) &&
-		    before(&r->start[1], &r->end[0]))
+		if (timespans_overlap(&r->start[0], &r->end[0],
+				      &r->start[1], &r->end[1]))
 			__atomic_add_fetch(&sh->races_overlap, 1, __ATOMIC_RELAXED);
 	}
 out:
