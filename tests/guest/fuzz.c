@@ -270,7 +270,7 @@ struct state {
 	uint64_t claims_unread;		/* claims /proc could not be read for */
 	/*
 	 * Owners handed to an ancestor when their PID namespace was freed
-	 * (patch 18), and execve() claims not predicted because the owner
+	 * (patch 2), and execve() claims not predicted because the owner
 	 * could be freed meanwhile (see pidns_unpinned()).
 	 */
 	uint64_t orphans, claims_uncertain;

@@ -36,4 +36,58 @@ after=$(cat /proc/sys/kernel/pidns_coupling)
 [ "$after" = "$before" ]
 tap $? "kernel.pidns_coupling is back at $before ($after)"
 [ "$tap_failed" -eq 0 ] || sed 's/^/#   | /' /tmp/ks.out
+
+# The restore of a killed test. The harness kills a test that runs past
+# its timeout with SIGKILL to the test's process group, and no teardown
+# runs; the program's main() puts back the mode it found when the run
+# ends. Do what the timeout does: stop the harness, kill the group of the
+# test it runs, read the mode that test left, let the harness go on, and
+# read the mode at the end. A test killed in a variant whose mode is the
+# starting one shows nothing: try again later in the run.
+children() { # the PIDs whose parent is $1
+	for s in /proc/[0-9]*/stat; do
+		read -r pid _ _ ppid _ <"$s" 2>/dev/null || continue
+		[ "$ppid" = "$1" ] && echo "$pid"
+	done
+}
+wait_gone() { # until no process is named pidns_coupling
+	i=0
+	while grep -qx pidns_coupling /proc/[0-9]*/comm 2>/dev/null && [ $i -lt 100 ]; do
+		sleep 0.1; i=$((i + 1))
+	done
+}
+left=$before killed=0
+for delay in 0.2 0.4 0.8 1.2 1.6; do
+	(cd /tmp && exec "$bin") >/tmp/ks2.out 2>&1 </dev/null &
+	h=$!
+	sleep "$delay"
+	t=$(children "$h" | head -1)
+	[ -n "$t" ] || { wait "$h"; continue; }
+	kill -STOP "$h"
+	kill -KILL -- "-$t" 2>/dev/null || kill -KILL "$t"
+	sleep 0.2
+	left=$(cat /proc/sys/kernel/pidns_coupling)
+	kill -CONT "$h"
+	wait "$h"
+	wait_gone
+	killed=1
+	[ "$left" != "$before" ] && break
+done
+end=$(cat /proc/sys/kernel/pidns_coupling)
+[ "$killed" = 1 ] && [ "$left" != "$before" ] && [ "$end" = "$before" ]
+tap $? "a test killed as the harness's timeout kills it left kernel.pidns_coupling at $left; main() put back $before when the run ended ($end)"
+grep -q '^not ok' /tmp/ks2.out
+tap $? "the harness reported the killed test as failed"
+
+# The kselftest runner's timeout: SIGTERM to the harness's process.
+(cd /tmp && exec "$bin") >/tmp/ks3.out 2>&1 </dev/null &
+h=$!
+sleep 0.5
+kill -TERM "$h"
+wait "$h"
+st=$?
+wait_gone
+end=$(cat /proc/sys/kernel/pidns_coupling)
+[ "$st" = 143 ] && [ "$end" = "$before" ]
+tap $? "SIGTERM ends the harness (exit $st) and kernel.pidns_coupling is back at $before ($end)"
 tap_end

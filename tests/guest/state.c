@@ -1299,13 +1299,14 @@ static struct outcome want_tool(int t)
 /*
  * window: can a fork enter a PID namespace that has no init yet, and not
  * become its PID 1? Stage mode exempts the fork that makes the init, and
- * before patch 14 it took "the PID namespace has no child_reaper" to mean
- * "this fork makes the init": a second fork into such a PID namespace
- * would have gone unjudged with PID 2. After unshare(CLONE_NEWPID) only
- * the caller has the new PID namespace P for its children, so a second
- * fork needs a second task with P as pid_for_children, or a PID other
- * than 1 for the first. Each door, tried from the unsharer (one before
- * P has an init): a thread (CLONE_THREAD: EINVAL), a nested PID namespace
+ * an earlier version of the series took "the PID namespace has no
+ * child_reaper" to mean "this fork makes the init": a second fork into
+ * such a PID namespace would have gone unjudged with PID 2. After
+ * unshare(CLONE_NEWPID) only the caller has the new PID namespace P for
+ * its children, so a second fork needs a second task with P as
+ * pid_for_children, or a PID other than 1 for the first. Each door,
+ * tried from the unsharer (one before P has an init): a thread
+ * (CLONE_THREAD: EINVAL), a nested PID namespace
  * whose NS_GET_PARENT would give P to others (clone(CLONE_NEWPID): EINVAL,
  * copy_pid_ns()), P's file (/proc/self/ns/pid_for_children: ENOENT until
  * there is an init), and clone3() with set_tid asking for PID 2 (EINVAL:
