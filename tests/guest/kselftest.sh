@@ -39,45 +39,51 @@ tap $? "kernel.pidns_coupling is back at $before ($after)"
 
 # The restore of a killed test. The harness kills a test that runs past
 # its timeout with SIGKILL to the test's process group, and no teardown
-# runs; the program's main() puts back the mode it found when the run
-# ends. Do what the timeout does: stop the harness, kill the group of the
-# test it runs, read the mode that test left, let the harness go on, and
-# read the mode at the end. A test killed in a variant whose mode is the
-# starting one shows nothing: try again later in the run.
-children() { # the PIDs whose parent is $1
-	for s in /proc/[0-9]*/stat; do
-		read -r pid _ _ ppid _ <"$s" 2>/dev/null || continue
-		[ "$ppid" = "$1" ] && echo "$pid"
-	done
-}
+# runs; the program's main() puts back, at exit(), the mode it found.
+# Do what the timeout does, at a moment when a test has set a mode other
+# than the starting one: the harness runs in a cgroup of its own; when
+# the mode changes, freeze the cgroup (a write, no fork: the tests take a
+# few milliseconds), and if the mode is still not the starting one, kill
+# every task in it but the harness (the test, and in later harnesses the
+# wrapper around it), else thaw and look again. Then thaw, let the
+# harness finish, and read the mode.
 wait_gone() { # until no process is named pidns_coupling
 	i=0
 	while grep -qx pidns_coupling /proc/[0-9]*/comm 2>/dev/null && [ $i -lt 100 ]; do
 		sleep 0.1; i=$((i + 1))
 	done
 }
-left=$before killed=0
-for delay in 0.2 0.4 0.8 1.2 1.6; do
-	(cd /tmp && exec "$bin") >/tmp/ks2.out 2>&1 </dev/null &
-	h=$!
-	sleep "$delay"
-	t=$(children "$h" | head -1)
-	[ -n "$t" ] || { wait "$h"; continue; }
-	kill -STOP "$h"
-	kill -KILL -- "-$t" 2>/dev/null || kill -KILL "$t"
-	sleep 0.2
-	left=$(cat /proc/sys/kernel/pidns_coupling)
-	kill -CONT "$h"
-	wait "$h"
-	wait_gone
-	killed=1
-	[ "$left" != "$before" ] && break
+cg=/sys/fs/cgroup
+grep -q " $cg cgroup2 " /proc/mounts || mount -t cgroup2 none "$cg"
+mkdir -p "$cg/ks"
+left=$before killed=0 looks=0
+(echo 0 >"$cg/ks/cgroup.procs"; cd /tmp && exec "$bin") >/tmp/ks2.out 2>&1 </dev/null &
+h=$!
+while [ $killed = 0 ] && kill -0 "$h" 2>/dev/null && [ $looks -lt 500 ]; do
+	looks=$((looks + 1))
+	n=0
+	while read -r m </proc/sys/kernel/pidns_coupling &&
+	      [ "$m" = "$before" ] && [ $n -lt 20000 ]; do
+		n=$((n + 1))
+	done
+	echo 1 >"$cg/ks/cgroup.freeze"
+	read -r left </proc/sys/kernel/pidns_coupling
+	if [ "$left" != "$before" ]; then
+		while read -r p; do
+			[ "$p" = "$h" ] || kill -KILL "$p"
+		done <"$cg/ks/cgroup.procs"
+		killed=1
+	fi
+	echo 0 >"$cg/ks/cgroup.freeze"
 done
+wait "$h"
+wait_gone
 end=$(cat /proc/sys/kernel/pidns_coupling)
 [ "$killed" = 1 ] && [ "$left" != "$before" ] && [ "$end" = "$before" ]
-tap $? "a test killed as the harness's timeout kills it left kernel.pidns_coupling at $left; main() put back $before when the run ended ($end)"
+tap $? "a test killed as the harness's timeout kills it left kernel.pidns_coupling at $left (found in $looks looks); main() put back $before when the run ended ($end)"
 grep -q '^not ok' /tmp/ks2.out
 tap $? "the harness reported the killed test as failed"
+[ "$tap_failed" -eq 0 ] || sed 's/^/#   ks2 | /' /tmp/ks2.out | grep -v '^#   ks2 | ok '
 
 # The kselftest runner's timeout: SIGTERM to the harness's process.
 (cd /tmp && exec "$bin") >/tmp/ks3.out 2>&1 </dev/null &

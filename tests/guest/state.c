@@ -1400,6 +1400,92 @@ static void seq_late_joiner(int isolated)
 	target_stop(&box);
 }
 
+/*
+ * predates, new containers: the init of a PID namespace created uncoupled
+ * in mode 0 (exempt in modes 2 and 3: it predates them) setns() into the
+ * network namespace of a container created in the mode under test, then
+ * execve(). The exemption covers the state an old container had, not a
+ * new container's namespaces: refused in modes 2 and 3.
+ */
+static void seq_old_enters_new(int unused)
+{
+	char path[64];
+	int go[2], fd;
+	pid_t pid;
+
+	(void)unused;
+	set_mode(PIDNS_OFF);
+	if (pipe(go))
+		_exit(116);
+	pid = raw_clone(true, CLONE_NEWPID);
+	if (pid < 0) {
+		out->fork = errno;
+		return;
+	}
+	if (pid == 0) {
+		close(go[1]);
+		if (read(go[0], path, sizeof(path)) <= 0)
+			_exit(117);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			_exit(118);
+		out->setns = setns(fd, CLONE_NEWNET) ? errno : 0;
+		if (out->setns)
+			_exit(STILL);
+		try_exec();
+	}
+	out->fork = 0;
+	set_mode(mode);
+	target_start(&box, CLONE_NEWPID | NS_COUPLED, NULL);
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)box.pid);
+	(void)!write(go[1], path, strlen(path) + 1);
+	close(go[1]);
+	wait_exec(pid);
+	target_stop(&box);
+}
+
+static struct outcome want_old_enters_new(void)
+{
+	if (!refuses())
+		return (struct outcome){ 0, 0, 0, 0, 0 };
+	return (struct outcome){ EPERM, 0, NONE, 0, 0 };
+}
+
+/*
+ * errno order: a task outside the initial PID namespace, in a user
+ * namespace, whose fs_struct is shared (a CLONE_FS sibling), setns() into
+ * the host's mount namespace, over which it has no CAP_SYS_ADMIN. The
+ * kernel without the series says EPERM (mntns_install() checks the
+ * permissions before the shared fs_struct's EINVAL): so must every mode.
+ */
+static int host_mnt = -1;
+
+static void seq_shared_fs(int unused)
+{
+	pid_t pid, sib;
+
+	(void)unused;
+	if (unshare(CLONE_NEWPID | NS_COUPLED))
+		_exit(119);
+	pid = fork();
+	if (pid < 0)
+		_exit(120);
+	if (pid == 0) {
+		sib = raw_clone(false, CLONE_FS);
+		if (sib == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			for (;;)
+				pause();
+		}
+		if (sib < 0)
+			_exit(121);
+		out->setns = setns(host_mnt, CLONE_NEWNS) ? errno : 0;
+		kill(sib, SIGKILL);
+		_exit(0);
+	}
+	wait_status(pid);
+}
+
 static struct outcome want_late_joiner(bool isolated)
 {
 	if (!refuses())
@@ -1503,6 +1589,7 @@ int main(int argc, char **argv)
 		printf("Bail out! no kernel.pidns_coupling\n");
 		return 1;
 	}
+	host_mnt = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
 	exe_fd = open("/proc/self/exe", O_PATH | O_CLOEXEC);
 	if (exe_fd < 0) {
 		printf("Bail out! /proc/self/exe: %s\n", strerror(errno));
@@ -1601,6 +1688,12 @@ int main(int argc, char **argv)
 		run(seq_late_joiner, 1, false);
 		check("predates: a new joiner of a PID namespace made in mode 0 forks isolated, setns back to the host's net, exec",
 		      false, want_late_joiner(true));
+		run(seq_old_enters_new, 0, false);
+		check("predates: the init of a PID namespace made in mode 0 enters the netns of a container made in this mode, exec",
+		      false, want_old_enters_new());
+		run(seq_shared_fs, 0, true);
+		check("errno order: in a PID namespace, a shared fs_struct, setns() into the host's mount namespace without CAP_SYS_ADMIN over it: EPERM as without the series",
+		      true, (struct outcome){ EPERM, NONE, NONE, 0, 0 });
 		if (mode >= PIDNS_ENFORCE) {
 			/*
 			 * The log is rate limited (10 lines in 5 s for
