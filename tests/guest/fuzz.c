@@ -570,6 +570,7 @@ static void note_unshare(const struct view *was, const struct view *now)
 struct judgment {
 	uint64_t pid;		/* its PID namespace */
 	uint64_t foreign;	/* CLONE_NEWNS, NEWIPC, NEWNET not its own */
+	uint64_t newer;		/* of those, owned by a PID ns made in 2 or 3 */
 	int born;		/* the mode its PID namespace was made in */
 	int mode;		/* kernel.pidns_coupling now */
 	bool initial;		/* in the initial PID namespace: not judged */
@@ -1090,19 +1091,31 @@ static void judge(const struct view *v, struct judgment *j)
 			lost = v->ino[i];
 		}
 		else if (judging = v->ino[i], judging_owner = e->owner,
-			 !owns(j->pid, e->owner, &j->untracked))
+			 !owns(j->pid, e->owner, &j->untracked)) {
+			struct nsrec *o = nsrec_find(e->owner, false);
+
 			j->foreign |= nst_flag[i];
+			if (e->owner != st->host_pid && o &&
+			    o->type == NST_PID && o->mode >= PIDNS_ENFORCE)
+				j->newer |= nst_flag[i];
+		}
 	}
-	j->refuse = j->mode >= PIDNS_ENFORCE &&
-		    (j->born >= PIDNS_ENFORCE || j->joined) && j->foreign;
+	j->refuse = j->mode >= PIDNS_ENFORCE && j->foreign &&
+		    (j->born >= PIDNS_ENFORCE || j->joined || j->newer);
 }
 
-/* The judgment @j once execve() has made the claims @claims. */
+/*
+ * The judgment @j once execve() has made the claims @claims. A PID
+ * namespace made in mode 0 or 1 is exempt in modes 2 and 3, unless its
+ * task joined it in those modes or a namespace it shares belongs to a
+ * PID namespace made in 2 or 3 (a new container's).
+ */
 static void judge_claimed(struct judgment *j, uint64_t claims)
 {
 	j->foreign &= ~claims;
-	j->refuse = j->mode >= PIDNS_ENFORCE &&
-		    (j->born >= PIDNS_ENFORCE || j->joined) && j->foreign;
+	j->newer &= j->foreign;
+	j->refuse = j->mode >= PIDNS_ENFORCE && j->foreign &&
+		    (j->born >= PIDNS_ENFORCE || j->joined || j->newer);
 }
 
 /* Count a probe that is not what the state says, with @w and @j. */
