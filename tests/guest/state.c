@@ -803,31 +803,59 @@ static struct outcome want_unshare_pid(bool joiner)
 }
 
 /*
+ * The init of a PID namespace created uncoupled in mode @born, then the
+ * mode of the test set again. The init waits for what the sequence writes
+ * to *@go (it closes it when done): a network namespace's path, which it
+ * setns() into first, or nothing; then it calls execve(). Returns the
+ * init's PID, or -1 (out->fork says why).
+ */
+static pid_t old_init(int born, int *go)
+{
+	char path[64] = "";
+	int pipefd[2], fd;
+	pid_t pid;
+
+	set_mode(born);
+	if (pipe(pipefd))
+		_exit(105);
+	pid = raw_clone(true, CLONE_NEWPID);
+	if (pid < 0) {
+		out->fork = errno;
+		set_mode(mode);
+		return -1;
+	}
+	if (pid == 0) {
+		close(pipefd[1]);
+		(void)!read(pipefd[0], path, sizeof(path) - 1);
+		if (path[0]) {
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				_exit(118);
+			out->setns = setns(fd, CLONE_NEWNET) ? errno : 0;
+			if (out->setns)
+				_exit(STILL);
+		}
+		try_exec();
+	}
+	out->fork = 0;
+	close(pipefd[0]);
+	set_mode(mode);
+	*go = pipefd[1];
+	return pid;
+}
+
+/*
  * predates: a PID namespace created uncoupled in mode @born, whose init
  * calls execve() after the mode is raised to 2 or 3: logged, not refused.
  */
 static void seq_predates(int born)
 {
-	int go[2];
-	char byte;
-	pid_t pid;
+	int go;
+	pid_t pid = old_init(born, &go);
 
-	set_mode(born);
-	if (pipe(go))
-		_exit(105);
-	pid = raw_clone(true, CLONE_NEWPID);
-	if (pid < 0) {
-		out->fork = errno;
+	if (pid < 0)
 		return;
-	}
-	if (pid == 0) {
-		close(go[1]);
-		(void)!read(go[0], &byte, 1);
-		try_exec();
-	}
-	out->fork = 0;
-	set_mode(mode);
-	close(go[1]);
+	close(go);
 	wait_exec(pid);
 }
 
@@ -1410,36 +1438,17 @@ static void seq_late_joiner(int isolated)
 static void seq_old_enters_new(int unused)
 {
 	char path[64];
-	int go[2], fd;
+	int go;
 	pid_t pid;
 
 	(void)unused;
-	set_mode(PIDNS_OFF);
-	if (pipe(go))
-		_exit(116);
-	pid = raw_clone(true, CLONE_NEWPID);
-	if (pid < 0) {
-		out->fork = errno;
+	pid = old_init(PIDNS_OFF, &go);
+	if (pid < 0)
 		return;
-	}
-	if (pid == 0) {
-		close(go[1]);
-		if (read(go[0], path, sizeof(path)) <= 0)
-			_exit(117);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			_exit(118);
-		out->setns = setns(fd, CLONE_NEWNET) ? errno : 0;
-		if (out->setns)
-			_exit(STILL);
-		try_exec();
-	}
-	out->fork = 0;
-	set_mode(mode);
 	target_start(&box, CLONE_NEWPID | NS_COUPLED, NULL);
 	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)box.pid);
-	(void)!write(go[1], path, strlen(path) + 1);
-	close(go[1]);
+	(void)!write(go, path, strlen(path) + 1);
+	close(go);
 	wait_exec(pid);
 	target_stop(&box);
 }
