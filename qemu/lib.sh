@@ -499,6 +499,36 @@ qemu_args() {
 		-append "console=ttyS0 panic=-1 $append"
 }
 
+# Debian's own amd64 config for $KVER (package linux-config-$KVER, the
+# config of linux-image-$KVER-amd64) in $1/.config, with what the build
+# here cannot or need not have: Debian's signing certificates are not in
+# the source package (the trusted and revocation key lists are emptied),
+# DEBUG_INFO (it changes no code, only the time) is off, and the series'
+# policy is on. Not made valid yet: the caller runs olddefconfig.
+debian_config() {
+	local obj=$1 deb=/usr/src/linux-config-$KVER/config.amd64_none_amd64.xz
+	[ -f "$deb" ] || die "$deb not found (package linux-config-$KVER)"
+	mkdir -p "$obj"
+	xzcat "$deb" >"$obj/.config"
+	"$SRC/scripts/config" --file "$obj/.config" \
+		--set-str SYSTEM_TRUSTED_KEYS "" \
+		--set-str SYSTEM_REVOCATION_KEYS "" \
+		--disable DEBUG_INFO --enable DEBUG_INFO_NONE \
+		--disable DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT \
+		--disable DEBUG_INFO_DWARF5 --disable DEBUG_INFO_BTF \
+		--enable PID_NS_COUPLING
+}
+
+# The Debian release whose kernel $KVER is: its userspace is the root the
+# Debian-config kernel boots (tests/debian-config).
+debian_suite() {
+	case $KVER in
+	6.1) echo bookworm ;;
+	6.12) echo trixie ;;
+	*) die "no Debian release known for $KVER" ;;
+	esac
+}
+
 # The host-root guest: this machine's / shared read-only over virtio-9p
 # (virtme-ng's model) and qemu/hostinit as init, which mounts tmpfs where
 # the software writes. The tag is a plain word: 6.1 strips a "/dev/"
@@ -510,8 +540,22 @@ qemu_args() {
 # PIDNS_ROOT=SUITE: a root that qemu/mkroot built ($CACHE/roots/SUITE)
 # instead of this machine's /; the checkout is then a second share, which
 # the root's /sbin/pidns-init mounts on /pidns-top.
+# PIDNS_HOST_INITRD=FILE: an initramfs that mounts the root itself (dracut's,
+# root=virtfs:TAG); PIDNS_MODULES=DIR: the kernel's modules (DIR/lib/modules
+# of its package) as a third share, which qemu/hostinit mounts on
+# /lib/modules (tests/debian-config).
 qemu_hostroot_args() {
 	local kernel=$1 append=$2 path=/ init=$TOP/qemu/hostinit top=$TOP
+	local root="root=hostroot rootfstype=9p"
+	if [ -n "${PIDNS_HOST_INITRD:-}" ]; then
+		printf '%s\n' -initrd "$PIDNS_HOST_INITRD"
+		root="root=virtfs:hostroot rootfstype=9p"
+	fi
+	if [ -n "${PIDNS_MODULES:-}" ]; then
+		printf '%s\n' -fsdev "local,id=pidnsmods,path=$PIDNS_MODULES,security_model=none,readonly=on,multidevs=remap" \
+			-device virtio-9p-pci,fsdev=pidnsmods,mount_tag=pidnsmods
+		append="pidns.modules=1 $append"
+	fi
 	if [ -n "${PIDNS_ROOT:-}" ]; then
 		path=$CACHE/roots/$PIDNS_ROOT init=/sbin/pidns-init top=/pidns-top
 		[ -x "$path/sbin/pidns-init" ] || die "no $PIDNS_ROOT root in $path (qemu/mkroot $PIDNS_ROOT)"
@@ -523,5 +567,5 @@ qemu_hostroot_args() {
 		-fsdev "local,id=hostroot,path=$path,security_model=none,readonly=on,multidevs=remap" \
 		-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
 		-kernel "$kernel" \
-		-append "console=ttyS0 panic=-1 root=hostroot rootfstype=9p ro rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose init=$init pidns.top=$top $append"
+		-append "console=ttyS0 panic=-1 $root ro rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose init=$init pidns.top=$top $append"
 }
