@@ -166,6 +166,8 @@ struct nsrec {
 	int type;		/* NST_PID, NST_MNT, NST_IPC or NST_NET */
 	int mode;		/* pid: the mode it was made in */
 	bool had_task;		/* pid: a task of the test was seen in it */
+	uint64_t born;		/* pid: st->births when the test made it, 0: seen */
+	uint64_t owner_at;	/* st->births when owner was last set */
 };
 
 /* A task's namespaces by inode, 0 where unreadable. */
@@ -274,6 +276,12 @@ struct state {
 	 * could be freed meanwhile (see pidns_unpinned()).
 	 */
 	uint64_t orphans, claims_uncertain;
+	/*
+	 * PID namespaces the test made (pidns_born()), and the hand-ups not
+	 * judged because a PID namespace made later had taken the freed
+	 * owner's inode number.
+	 */
+	uint64_t births, orphans_reused;
 	struct {
 		struct where w;
 		uint64_t ino, from, to;
@@ -416,9 +424,29 @@ static void nsrec_note(uint64_t ino, int type, uint64_t owner, int mode)
 	}
 	e->type = type;
 	e->owner = owner;
+	e->owner_at = __atomic_load_n(&st->births, __ATOMIC_SEQ_CST);
+	e->born = 0;
 	e->mode = mode;
 	e->had_task = false;
 	__atomic_store_n(&e->ino, ino, __ATOMIC_RELEASE);
+}
+
+/*
+ * A PID namespace @ino that a clone or unshare() of the test has just made,
+ * a child of @parent, is recorded with its birth. Namespace inode numbers
+ * are unique among live namespaces, and the kernel reuses a freed one at
+ * once: a record whose owner was set before the birth of the PID
+ * namespace now known by its owner's number was owned by a PID namespace
+ * that has since been freed (claim_seen()).
+ */
+static void pidns_born(uint64_t ino, uint64_t parent, int mode)
+{
+	struct nsrec *e;
+
+	nsrec_note(ino, NST_PID, parent, mode);
+	e = nsrec_find(ino, false);
+	if (e)
+		e->born = __atomic_add_fetch(&st->births, 1, __ATOMIC_SEQ_CST);
 }
 
 /*
@@ -454,8 +482,10 @@ static void nsrec_rename(uint64_t fake, uint64_t real, bool had)
 			r->had_task = had;
 	}
 	for (i = 0; i < NSREC_MAX; i++)
-		if (st->ns[i].ino && st->ns[i].owner == fake)
+		if (st->ns[i].ino && st->ns[i].owner == fake) {
 			st->ns[i].owner = real;
+			st->ns[i].owner_at = __atomic_load_n(&st->births, __ATOMIC_SEQ_CST);
+		}
 }
 
 static void pidc_settle(uint64_t real)
@@ -541,7 +571,7 @@ static void note_clone(const struct view *parent, const struct view *now)
 	int i;
 
 	if (now->ino[NST_PID] != pidc)
-		nsrec_note(now->ino[NST_PID], NST_PID, pidc, st->mode);
+		pidns_born(now->ino[NST_PID], pidc, st->mode);
 	for (i = NST_MNT; i <= NST_NET; i++)
 		if (now->ino[i] != parent->ino[i])
 			nsrec_note(now->ino[i], i, now->ino[NST_PIDC],
@@ -558,8 +588,7 @@ static void note_unshare(const struct view *was, const struct view *now)
 	int i;
 
 	if (now->ino[NST_PIDC] != was->ino[NST_PIDC])
-		nsrec_note(now->ino[NST_PIDC], NST_PID, now->ino[NST_PID],
-			   st->mode);
+		pidns_born(now->ino[NST_PIDC], now->ino[NST_PID], st->mode);
 	for (i = NST_MNT; i <= NST_NET; i++)
 		if (now->ino[i] != was->ino[i])
 			nsrec_note(now->ino[i], i, now->ino[NST_PIDC],
@@ -941,6 +970,19 @@ static void claim_seen(const struct where *w, struct nsrec *e, int type,
 		goto out;
 	}
 	o = nsrec_find(e->owner, false);
+	if (to != e->owner && o && o->type == NST_PID && o->born > e->owner_at) {
+		/*
+		 * A PID namespace the test made after the owner was recorded
+		 * has the owner's number: the owner was freed, and handed
+		 * the namespace up. Its line is gone with its record, and the
+		 * tasks that use the number are the new namespace's: the
+		 * hand-up is counted, not checked.
+		 */
+		__atomic_fetch_add(&st->orphans, 1, __ATOMIC_SEQ_CST);
+		__atomic_fetch_add(&st->orphans_reused, 1, __ATOMIC_SEQ_CST);
+		__atomic_fetch_sub(&st->claims[1], 1, __ATOMIC_SEQ_CST);
+		goto out;
+	}
 	if (to != e->owner &&
 	    (owns(to, e->owner, &untracked) ||
 	     ((!o || o->type != NST_PID) && !pidns_referenced(e->owner, t, n)))) {
@@ -956,6 +998,15 @@ static void claim_seen(const struct where *w, struct nsrec *e, int type,
 		__atomic_fetch_sub(&st->claims[1], 1, __ATOMIC_SEQ_CST);
 		for (owner = e->owner; owner && owner != to; owner = o->owner) {
 			o = nsrec_find(owner, false);
+			/*
+			 * A PID namespace the test made after the owner was
+			 * recorded has its number: the owner was freed, and
+			 * the tasks that use the number are the new one's.
+			 */
+			if (o && o->type == NST_PID && o->born > e->owner_at) {
+				__atomic_fetch_add(&st->orphans_reused, 1, __ATOMIC_SEQ_CST);
+				break;
+			}
 			/*
 			 * What /proc shows, not the table's guess of this
 			 * process's pid_for_children, which can be a freed
@@ -993,6 +1044,7 @@ static void claim_seen(const struct where *w, struct nsrec *e, int type,
 	}
 out:
 	e->owner = to;
+	e->owner_at = __atomic_load_n(&st->births, __ATOMIC_SEQ_CST);
 }
 
 /*
@@ -1182,6 +1234,7 @@ static int probe_main(const char *fd, const char *was_joined,
 			/* Its owner was freed meanwhile: handed up, no claim */
 			__atomic_fetch_add(&st->orphans, 1, __ATOMIC_SEQ_CST);
 			e->owner = k;
+			e->owner_at = __atomic_load_n(&st->births, __ATOMIC_SEQ_CST);
 			continue;
 		}
 		if (uncertain & nst_flag[i]) {
@@ -1194,6 +1247,7 @@ static int probe_main(const char *fd, const char *was_joined,
 			if (made) {
 				predicted |= nst_flag[i];
 				e->owner = k;
+				e->owner_at = __atomic_load_n(&st->births, __ATOMIC_SEQ_CST);
 			}
 			continue;
 		}
@@ -1207,6 +1261,7 @@ static int probe_main(const char *fd, const char *was_joined,
 			/* Its members were read before execve(), for the prediction. */
 			__atomic_fetch_add(&st->claims[1], 1, __ATOMIC_SEQ_CST);
 			e->owner = k;
+			e->owner_at = __atomic_load_n(&st->births, __ATOMIC_SEQ_CST);
 		}
 	}
 	judge_claimed(&j, predicted);
@@ -2149,6 +2204,7 @@ static void owner_adopt(uint64_t ino, int type, uint64_t owner)
 
 	if (e && e->type == type && e->owner != owner) {
 		e->owner = owner;
+		e->owner_at = __atomic_load_n(&st->births, __ATOMIC_SEQ_CST);
 		st->races_adopted++;
 	}
 }
@@ -2701,11 +2757,12 @@ static void report(uint64_t calls, uint64_t steps, int hung, int died)
 				 (unsigned long long)st->claim_log[i].to,
 				 (unsigned long long)st->claim_log[i].chain);
 	tap_case(!st->claims_bad && !st->claims_unread && st->claims[1] > 0,
-		 "claims: every owner change the kernel reports (NS_GET_PIDNS_OWNER) obeys the rule, and execve() claims what the rule predicts, no more, no less (%llu claims, %llu predicted refused for a member outside, %llu against the rule, %llu not judged: /proc unread; %llu owners handed up by a freed PID namespace; %llu execve() claims not predicted: their owner, used by no task, could be freed meanwhile)",
+		 "claims: every owner change the kernel reports (NS_GET_PIDNS_OWNER) obeys the rule, and execve() claims what the rule predicts, no more, no less (%llu claims, %llu predicted refused for a member outside, %llu against the rule, %llu not judged: /proc unread; %llu owners handed up by a freed PID namespace, %llu of them not checked for users because a PID namespace made later had taken the freed one's number; %llu execve() claims not predicted: their owner, used by no task, could be freed meanwhile)",
 		 (unsigned long long)st->claims[1], (unsigned long long)st->claims[0],
 		 (unsigned long long)st->claims_bad,
 		 (unsigned long long)st->claims_unread,
 		 (unsigned long long)st->orphans,
+		 (unsigned long long)st->orphans_reused,
 		 (unsigned long long)st->claims_uncertain);
 	report_races();
 	for (m = 0; m < 4; m++)
