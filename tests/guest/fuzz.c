@@ -410,6 +410,13 @@ static struct nsrec *nsrec_find(uint64_t ino, bool add)
 	return NULL;
 }
 
+/* The table takes @owner for @e's owner, now (see pidns_born()). */
+static void owner_set(struct nsrec *e, uint64_t owner)
+{
+	e->owner = owner;
+	e->owner_at = __atomic_load_n(&st->births, __ATOMIC_SEQ_CST);
+}
+
 /*
  * Record namespace @ino of @type, owned by @owner (for a PID namespace:
  * its parent, and @mode the mode it was made in).
@@ -423,12 +430,21 @@ static void nsrec_note(uint64_t ino, int type, uint64_t owner, int mode)
 		return;
 	}
 	e->type = type;
-	e->owner = owner;
-	e->owner_at = __atomic_load_n(&st->births, __ATOMIC_SEQ_CST);
+	owner_set(e, owner);
 	e->born = 0;
 	e->mode = mode;
 	e->had_task = false;
 	__atomic_store_n(&e->ino, ino, __ATOMIC_RELEASE);
+}
+
+/*
+ * Whether PID namespace record @o, found under the number of @e's owner,
+ * is of a PID namespace the test made after that owner was set: then the
+ * owner was freed and its number reused.
+ */
+static bool owner_reused(const struct nsrec *e, const struct nsrec *o)
+{
+	return o && o->type == NST_PID && o->born > e->owner_at;
 }
 
 /*
@@ -482,10 +498,8 @@ static void nsrec_rename(uint64_t fake, uint64_t real, bool had)
 			r->had_task = had;
 	}
 	for (i = 0; i < NSREC_MAX; i++)
-		if (st->ns[i].ino && st->ns[i].owner == fake) {
-			st->ns[i].owner = real;
-			st->ns[i].owner_at = __atomic_load_n(&st->births, __ATOMIC_SEQ_CST);
-		}
+		if (st->ns[i].ino && st->ns[i].owner == fake)
+			owner_set(&st->ns[i], real);
 }
 
 static void pidc_settle(uint64_t real)
@@ -970,7 +984,7 @@ static void claim_seen(const struct where *w, struct nsrec *e, int type,
 		goto out;
 	}
 	o = nsrec_find(e->owner, false);
-	if (to != e->owner && o && o->type == NST_PID && o->born > e->owner_at) {
+	if (to != e->owner && owner_reused(e, o)) {
 		/*
 		 * A PID namespace the test made after the owner was recorded
 		 * has the owner's number: the owner was freed, and handed
@@ -1003,7 +1017,7 @@ static void claim_seen(const struct where *w, struct nsrec *e, int type,
 			 * recorded has its number: the owner was freed, and
 			 * the tasks that use the number are the new one's.
 			 */
-			if (o && o->type == NST_PID && o->born > e->owner_at) {
+			if (owner_reused(e, o)) {
 				__atomic_fetch_add(&st->orphans_reused, 1, __ATOMIC_SEQ_CST);
 				break;
 			}
@@ -1043,8 +1057,7 @@ static void claim_seen(const struct where *w, struct nsrec *e, int type,
 		}
 	}
 out:
-	e->owner = to;
-	e->owner_at = __atomic_load_n(&st->births, __ATOMIC_SEQ_CST);
+	owner_set(e, to);
 }
 
 /*
@@ -1233,8 +1246,7 @@ static int probe_main(const char *fd, const char *was_joined,
 		if (made && owns(k, e->owner, &untracked)) {
 			/* Its owner was freed meanwhile: handed up, no claim */
 			__atomic_fetch_add(&st->orphans, 1, __ATOMIC_SEQ_CST);
-			e->owner = k;
-			e->owner_at = __atomic_load_n(&st->births, __ATOMIC_SEQ_CST);
+			owner_set(e, k);
 			continue;
 		}
 		if (uncertain & nst_flag[i]) {
@@ -1246,8 +1258,7 @@ static int probe_main(const char *fd, const char *was_joined,
 			predicted &= ~nst_flag[i];
 			if (made) {
 				predicted |= nst_flag[i];
-				e->owner = k;
-				e->owner_at = __atomic_load_n(&st->births, __ATOMIC_SEQ_CST);
+				owner_set(e, k);
 			}
 			continue;
 		}
@@ -1260,8 +1271,7 @@ static int probe_main(const char *fd, const char *was_joined,
 		if (made) {
 			/* Its members were read before execve(), for the prediction. */
 			__atomic_fetch_add(&st->claims[1], 1, __ATOMIC_SEQ_CST);
-			e->owner = k;
-			e->owner_at = __atomic_load_n(&st->births, __ATOMIC_SEQ_CST);
+			owner_set(e, k);
 		}
 	}
 	judge_claimed(&j, predicted);
@@ -2203,8 +2213,7 @@ static void owner_adopt(uint64_t ino, int type, uint64_t owner)
 	struct nsrec *e = nsrec_find(ino, false);
 
 	if (e && e->type == type && e->owner != owner) {
-		e->owner = owner;
-		e->owner_at = __atomic_load_n(&st->births, __ATOMIC_SEQ_CST);
+		owner_set(e, owner);
 		st->races_adopted++;
 	}
 }
