@@ -40,7 +40,7 @@ PACKAGES=(gcc make flex bison bc libelf-dev libssl-dev cpio
 	  containernetworking-plugins uidmap lxc systemd-container chromium
 	  chromium-sandbox flatpak jq procps
 	  docker.io containerd slirp4netns iproute2 firefox-esr mmdebstrap
-	  dpkg-dev)
+	  dpkg-dev sbuild autopkgtest criu)
 # Daemons the packages above would start on this machine: the tests start
 # them in the guest only (see ensure_packages).
 DAEMON_UNITS=(docker.service docker.socket containerd.service)
@@ -453,7 +453,15 @@ build_all() {
 	case " ${KVERS[*]} " in
 	*" 6.12 "*) "$TOP/qemu/mkroot" trixie >/dev/null ;;
 	esac
-	[ "${1:-}" = long ] && "$TOP/qemu/mkroot" bookworm >/dev/null
+	if [ "${1:-}" = long ]; then
+		"$TOP/qemu/mkroot" bookworm >/dev/null
+		# The matrix's "debian" group: sbuild's and autopkgtest's chroots.
+		"$TOP/qemu/mkroot" --buildd bookworm >/dev/null
+		case " ${KVERS[*]} " in
+		*" 6.12 "*) "$TOP/qemu/mkroot" --buildd trixie >/dev/null
+			    "$TOP/qemu/mkroot" trixie+browsers >/dev/null ;;
+		esac
+	fi
 	return 0
 }
 
@@ -555,6 +563,13 @@ qemu_hostroot_args() {
 		printf '%s\n' -fsdev "local,id=pidnsmods,path=$PIDNS_MODULES,security_model=none,readonly=on,multidevs=remap" \
 			-device virtio-9p-pci,fsdev=pidnsmods,mount_tag=pidnsmods
 		append="pidns.modules=1 $append"
+	fi
+	# The build chroots of Debian's build tools (qemu/mkroot --buildd),
+	# read-only: hostinit mounts them on /run/pidns-chroots.
+	if [ -d "$CACHE/chroots" ]; then
+		printf '%s\n' -fsdev "local,id=pidnschroots,path=$CACHE/chroots,security_model=none,readonly=on,multidevs=remap" \
+			-device virtio-9p-pci,fsdev=pidnschroots,mount_tag=pidnschroots
+		append="pidns.chroots=1 $append"
 	fi
 	if [ -n "${PIDNS_ROOT:-}" ]; then
 		path=$CACHE/roots/$PIDNS_ROOT init=/sbin/pidns-init top=/pidns-top

@@ -21,10 +21,13 @@
 # crun), podman, lxc, nspawn, chromium, flatpak, docker (dockerd started in
 # the guest), k8s (the Kubernetes pattern with runc and crun), firefox
 # (Firefox ESR headless, its tab's namespaces), podman-more (--pid=container,
-# rootless, --userns=keep-id), debian (Debian's build
-# tools as a user: mmdebstrap), stacks (what
-# most users run: three Docker cells and the Kubernetes pattern with runc,
-# the boot CI runs). GROUP "all" runs them all.
+# rootless, --userns=keep-id), pods (podman's pods on its default network,
+# one sharing its PID namespace; booted with systemd as PID 1), debian
+# (Debian's build tools as a user: mmdebstrap, sbuild, autopkgtest), criu
+# (runc checkpoint and restore), stacks (what most users run: three Docker
+# cells and the Kubernetes pattern with runc, the boot CI runs). GROUP
+# "all" runs them all; webkit (Epiphany under Xvfb) runs only on Debian
+# 13's root with the browsers (qemu/mkroot trixie+browsers).
 # Runs on the guest's own bash (the host's), never busybox.
 set -u
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -43,6 +46,9 @@ ROOT=$(. /etc/os-release && echo "${VERSION_CODENAME:-unknown}")
 SECTION="Measured in the guest"
 [ "$ROOT" = trixie ] && SECTION="Measured on Debian 13's userspace"
 CELL_TIMEOUT=${PIDNS_CELL_TIMEOUT:-240}
+# Cells that build a package under TCG need longer (their times are in
+# docs/verification.md).
+declare -A CELL_TIMEOUTS=([sbuild]=900 [autopkgtest]=600 [epiphany]=300)
 
 # tap(), tap_n, tap_failed: the guest suites' own helpers.
 . "$TOP/tests/guest/tap.sh"
@@ -181,7 +187,7 @@ run_cell() {
 	rm -f "$W/record"
 	# A bash of its own, so that a cell can be timed out: the functions
 	# and the variables they use go with it.
-	timeout -k 10 "$CELL_TIMEOUT" bash -c "$(declare -p W TARGET NSTYPES payload_text FP);
+	timeout -k 10 "${CELL_TIMEOUTS[$id]:-$CELL_TIMEOUT}" bash -c "$(declare -p W TARGET NSTYPES payload_text FP ROOT);
 		$(declare -f); cell_$id" >"$out" 2>&1 </dev/null
 	st=$?
 	after=$(stats)
@@ -275,7 +281,7 @@ sweep() {
 }
 cleanup_cell() {
 	[ "$(type -t "clean_$1")" = function ] || return 0
-	timeout -k 5 120 bash -c "$(declare -p W TARGET NSTYPES payload_text FP); $(declare -f); clean_$1" \
+	timeout -k 5 120 bash -c "$(declare -p W TARGET NSTYPES payload_text FP ROOT); $(declare -f); clean_$1" \
 		>/dev/null 2>&1 </dev/null
 	return 0
 }
@@ -383,8 +389,47 @@ clean_crun_run() { oci_clean crun; }
 clean_crun_run_hostnet() { oci_clean crun; }
 clean_crun_exec() { oci_clean crun; }
 
+# --- CRIU: runc checkpoint and runc restore -----------------------------
+# Debian's criu behind runc: "runc spec"'s bundle runs a sleep detached;
+# runc checkpoint dumps it (and ends it), runc restore brings it back from
+# the images, detached. A restore makes the namespaces again and execs
+# nothing: the payload is the restored process, read from outside.
+cell_criu() {
+	local b pid
+	b=$(oci_bundle runc "sleep 600") || return 1
+	# A detached container keeps runc's standard streams: /dev/null, which
+	# criu can dump (a file of the test's it would have to be told about);
+	# runc's own errors go to its log.
+	rm -rf "$W/criu-img" "$W/criu-work" "$W/criu-runc.log"
+	runc --log "$W/criu-runc.log" run -d --bundle "$b" m-criu </dev/null >/dev/null 2>&1 ||
+		{ cat "$W/criu-runc.log"; return 1; }
+	# On a failure, criu's own errors from its log, then the log's end.
+	if ! runc checkpoint --image-path "$W/criu-img" --work-path "$W/criu-work" m-criu; then
+		grep -h 'Error (' "$W/criu-work/dump.log"
+		tail -20 "$W/criu-work/dump.log"
+		return 1
+	fi
+	if ! runc restore -d --bundle "$b" --image-path "$W/criu-img" \
+		--work-path "$W/criu-work" m-criu </dev/null; then
+		grep -h 'Error (' "$W/criu-work/restore.log"
+		tail -20 "$W/criu-work/restore.log"
+		return 1
+	fi
+	pid=$(runc state m-criu | jq -r .pid) && [ "$pid" -gt 0 ] || return 1
+	record_ns "$pid"
+}
+clean_criu() { oci_clean runc; }
+
 # --- podman, rootful, no registry: an image imported from a tarball -----
-pm() { podman --cgroup-manager=cgroupfs --events-backend=file "$@"; }
+# Under the test init, podman's cgroupfs manager; with systemd as PID 1
+# (the "pods" group), podman's default, systemd's.
+pm() {
+	if [ -d /run/systemd/system ]; then
+		podman --events-backend=file "$@"
+	else
+		podman --cgroup-manager=cgroupfs --events-backend=file "$@"
+	fi
+}
 podman_image() {
 	local tar
 	pm image exists localhost/matrix:latest && return 0
@@ -422,6 +467,25 @@ cell_podman_pid_container() {
 	pm run --rm --pid=container:matrixpid localhost/matrix /payload
 }
 clean_podman_pid_container() { pm rm -f -t 0 matrixpid; }
+# Pods as users make them, on podman's default network (the "pods" group:
+# under the test init podman 4's pod cannot start its infra container, so
+# on Debian 12 they run with systemd as PID 1). The default pod shares
+# cgroup, IPC, network and UTS: the app container joins the infra
+# container's and gets a PID namespace of its own. With --share=+pid
+# (Kubernetes' shareProcessNamespace) it joins the infra's PID namespace
+# too.
+cell_podman_pod_default() {
+	podman_image || return 1
+	pm pod create --name matrixpoddef >/dev/null || return 1
+	pm run --rm --pod matrixpoddef localhost/matrix /payload
+}
+clean_podman_pod_default() { pm pod rm -f matrixpoddef; }
+cell_podman_pod_sharepid() {
+	podman_image || return 1
+	pm pod create --share=+pid --name matrixpodpid >/dev/null || return 1
+	pm run --rm --pod matrixpodpid localhost/matrix /payload
+}
+clean_podman_pod_sharepid() { pm pod rm -f matrixpodpid; }
 # Rootless, as a user with subordinate ids and a runtime directory, its
 # own image store, podman's default network for a user (slirp4netns in
 # 4.3: a network namespace that podman makes and pins under
@@ -772,6 +836,46 @@ firefox_clean() { pkill -KILL -f -- firefox-esr; sleep 0.5; return 0; }
 cell_firefox() { firefox_run; }
 clean_firefox() { firefox_clean; }
 
+# --- WebKitGTK's sandbox: Epiphany under Xvfb, as a user -----------------
+# WebKitGTK starts its web processes through bubblewrap. The payload is
+# the web process that renders the page, read from outside; that the page
+# was read at all is its access time (set to 0 before, and a read moves
+# it on tmpfs). Epiphany keeps running: the cell ends it once it has both.
+epiphany_run() {
+	local home=$W/epiphany-home pid p i read=
+	rm -rf "$home"
+	mkdir -p "$home"
+	chown nobody:nogroup "$home"
+	test_page
+	touch -a -d @0 "$W/page.html"
+	setpriv --reuid=nobody --regid=nogroup --clear-groups env HOME="$home" \
+		XDG_RUNTIME_DIR="$home" dbus-run-session -- xvfb-run -a \
+		epiphany --private-instance "file://$W/page.html" >"$W/epiphany.out" 2>&1 &
+	pid=$!
+	for i in $(seq 1800); do
+		kill -0 $pid 2>/dev/null || break
+		if [ ! -s "$W/record" ]; then
+			for p in $(pgrep -f -- 'WebKitWebProcess'); do
+				descends "$p" "$pid" || continue
+				[ "$(readlink "/proc/$p/exe")" != /usr/bin/bwrap ] || continue
+				record_ns "$p"
+				echo "epiphany: the web process is $(tr '\0' ' ' <"/proc/$p/cmdline" | cut -c1-120)"
+				break
+			done
+		fi
+		[ "$(stat -c %X "$W/page.html")" != 0 ] && read=1
+		[ -s "$W/record" ] && [ -n "$read" ] && break
+		sleep 0.1
+	done
+	pkill -KILL -P $pid; pkill -KILL -u nobody; kill -KILL $pid 2>/dev/null
+	wait $pid 2>/dev/null
+	head -20 "$W/epiphany.out"
+	[ -n "$read" ] || { echo "epiphany: the page was never read"; rm -f "$W/record"; return 1; }
+	return 0
+}
+cell_epiphany() { epiphany_run; }
+clean_epiphany() { pkill -KILL -u nobody; return 0; }
+
 # --- Debian's build tools, as a user ------------------------------------
 # mmdebstrap --mode=unshare (its default for a user), offline: one empty
 # package in a local repository that the cell builds (copy://, as the
@@ -793,6 +897,79 @@ cell_mmdebstrap() {
 		--setup-hook="$W/payload" bookworm "$d/out.tar" \
 		"deb [trusted=yes] copy://$d/repo ./"
 }
+
+# sbuild --chroot-mode=unshare and autopkgtest-virt-unshare, as a
+# developer runs them: the chroot tarball that mmdebstrap made
+# (qemu/mkroot --buildd, the suite of the root the guest booted), a source
+# package the cell makes, whose build runs the payload. Offline: no apt
+# update or upgrade (sbuild's options for that), nothing to download
+# (the chroot holds build-essential, and fakeroot and apt-utils, which the
+# tools install). The payload runs in the build's namespaces, where sbuild
+# adds a network namespace; the namespaces without one are the rest of
+# the session (apt, dpkg), which the kernel's log and counters show.
+build_chroot() { echo "/run/pidns-chroots/$ROOT-amd64.tar"; }
+# debian_source DIR: DIR/pidns-hello_1.dsc, made as the matrix user.
+debian_source() {
+	local d=$1 s=$1/pidns-hello
+	matrix_user
+	rm -rf "$d"
+	mkdir -p "$s/debian/source" "$s/debian/tests"
+	printf '%s\n' 'Source: pidns-hello' 'Section: misc' 'Priority: optional' \
+		'Maintainer: pidns-coupling <dev@pidns-coupling.invalid>' \
+		'Standards-Version: 4.6.2' 'Rules-Requires-Root: no' '' \
+		'Package: pidns-hello' 'Architecture: all' \
+		'Description: a package whose build prints its namespaces' \
+		' Made by the pidns-coupling matrix (tests/guest/matrix.sh).' >"$s/debian/control"
+	printf '%s\n' 'pidns-hello (1) unstable; urgency=medium' '' '  * The matrix cell.' '' \
+		' -- pidns-coupling <dev@pidns-coupling.invalid>  Sat, 05 Dec 2026 00:00:00 +0000' \
+		>"$s/debian/changelog"
+	echo '3.0 (native)' >"$s/debian/source/format"
+	printf '%s\n' '#!/usr/bin/make -f' 'build build-arch build-indep:' '	sh debian/payload' \
+		'binary binary-arch binary-indep: build' '	mkdir -p debian/tmp/DEBIAN' \
+		'	dpkg-gencontrol -ppidns-hello -Pdebian/tmp' '	dpkg-deb -b debian/tmp ..' \
+		'clean:' '	rm -rf debian/tmp debian/files' >"$s/debian/rules"
+	chmod 0755 "$s/debian/rules"
+	printf '%s' "$payload_text" >"$s/debian/payload"
+	printf '%s\n' 'Test-Command: sh debian/payload' 'Depends: dash' >"$s/debian/tests/control"
+	chown -R matrix:matrix "$d"
+	(cd "$d" && setpriv --reuid=matrix --regid=matrix --clear-groups \
+		dpkg-source -b pidns-hello >/dev/null)
+}
+as_matrix() {
+	setpriv --reuid=matrix --regid=matrix --clear-groups env HOME="$W/home" TMPDIR=/tmp "$@"
+}
+cell_sbuild() {
+	local d=$W/sbuild tar st
+	tar=$(build_chroot)
+	[ -r "$tar" ] || { echo "error: no build chroot $tar (qemu/mkroot --buildd $ROOT)"; return 1; }
+	debian_source "$d" || return 1
+	mkdir -p "$W/home" && chown matrix:matrix "$W/home"
+	(cd "$d" && as_matrix sbuild --chroot-mode=unshare --chroot="$tar" --dist="$ROOT" \
+		--no-apt-update --no-apt-upgrade --no-apt-distupgrade \
+		--no-run-lintian --no-run-piuparts --no-run-autopkgtest pidns-hello_1.dsc) \
+		>"$d/sbuild.out" 2>&1
+	st=$?
+	# What sbuild printed, less its warning that the chroot cannot
+	# resolve the guest's name (offline, every time); then, as sbuild
+	# writes its log to a file when its output is not a terminal, the
+	# log's errors ("E: ") and the whole log.
+	grep -v '^hostname: Temporary failure in name resolution$' "$d/sbuild.out"
+	grep '^E: ' "$d"/pidns-hello_1_amd64.build 2>/dev/null
+	cat "$d"/pidns-hello_1_amd64.build 2>/dev/null
+	return $st
+}
+cell_autopkgtest() {
+	local d=$W/autopkgtest tar
+	tar=$(build_chroot)
+	[ -r "$tar" ] || { echo "error: no build chroot $tar (qemu/mkroot --buildd $ROOT)"; return 1; }
+	debian_source "$d" || return 1
+	mkdir -p "$W/home" && chown matrix:matrix "$W/home"
+	as_matrix autopkgtest "$d/pidns-hello/" -- unshare --tarball "$tar" --release "$ROOT" --arch amd64
+}
+# Whatever a refused session left unpacked (sbuild's and autopkgtest's
+# unpack directories belong to the user's subordinate ids).
+clean_sbuild() { pkill -KILL -u matrix; rm -rf /tmp/tmp.* /tmp/autopkgtest*; }
+clean_autopkgtest() { clean_sbuild; }
 
 # --- flatpak: a runtime and an app made from the guest's own files -------
 # As flatpak's own tests do (tests/make-test-runtime.sh, make-test-app.sh),
@@ -849,14 +1026,17 @@ declare -A GROUP_CELLS=(
 	[docker]="docker_run docker_none docker_host docker_ipc_host docker_net_container docker_pid_container docker_exec docker_build"
 	[k8s]="k8s_sandbox_runc k8s_app_runc k8s_sharepid_runc k8s_sandbox_crun k8s_app_crun k8s_sharepid_crun"
 	[podman-more]="podman_pid_container podman_rootless podman_keep_id"
+	[pods]="podman_pod_default podman_pod_sharepid"
+	[criu]="criu"
 	[firefox]="firefox"
-	[debian]="mmdebstrap"
+	[webkit]="epiphany"
+	[debian]="mmdebstrap sbuild autopkgtest"
 	[stacks]="docker_run docker_none docker_host k8s_sandbox_runc k8s_app_runc k8s_sharepid_runc"
 	[flatpak]="flatpak flatpak_share_net flatpak_share_ipc"
 )
 groups=("$@")
 [ ${#groups[@]} -eq 0 ] && read -r -a groups <<<"$(sed -n 's/.*pidns.matrix=\([^ ]*\).*/\1/p' /proc/cmdline | tr , ' ')"
-[ "${groups[*]}" = all ] && groups=(util bwrap firejail oci podman lxc nspawn chromium flatpak docker k8s podman-more firefox debian)
+[ "${groups[*]}" = all ] && groups=(util bwrap firejail oci podman lxc nspawn chromium flatpak docker k8s podman-more firefox debian criu pods)
 [ ${#groups[@]} -gt 0 ] || bail "no group given (matrix.sh GROUP... or pidns.matrix=)"
 
 echo "TAP version 13"
@@ -864,7 +1044,10 @@ echo "TAP version 13"
 note "root: $(. /etc/os-release && echo "$PRETTY_NAME"), kernel $(uname -r); section \"$SECTION\""
 note "packages: $(dpkg-query -W -f='${db:Status-Abbrev} ${Package} ${Version}\n' runc crun \
 	podman docker.io containerd lxc systemd util-linux bubblewrap firejail flatpak chromium \
-	firefox-esr mmdebstrap 2>/dev/null | awk '$1 == "ii" { printf "%s%s %s", sep, $2, $3; sep = ", " }')"
+	firefox-esr epiphany-browser libwebkit2gtk-4.1-0 libwebkitgtk-6.0-4 mmdebstrap sbuild autopkgtest criu 2>/dev/null | awk '$1 == "ii" { printf "%s%s %s", sep, $2, $3; sep = ", " }')"
+case " ${groups[*]} " in
+*" pods "*) note "podman's network backend: $(pm info --format '{{.Host.NetworkBackend}}' 2>&1)" ;;
+esac
 mktemplate
 cells=
 for g in "${groups[@]}"; do
