@@ -26,8 +26,9 @@
 # (Debian's build tools as a user: mmdebstrap, sbuild, autopkgtest), criu
 # (runc checkpoint and restore), stacks (what most users run: three Docker
 # cells and the Kubernetes pattern with runc, the boot CI runs). GROUP
-# "all" runs them all; webkit (Epiphany under Xvfb) runs only on Debian
-# 13's root with the browsers (qemu/mkroot trixie+browsers).
+# "all" runs them all but two: pods, which needs systemd as PID 1
+# (pidns.systemd=1), and webkit (Epiphany under Xvfb), which only Debian
+# 13's root with the browsers has (qemu/mkroot trixie+browsers).
 # Runs on the guest's own bash (the host's), never busybox.
 set -u
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -1036,7 +1037,7 @@ declare -A GROUP_CELLS=(
 )
 groups=("$@")
 [ ${#groups[@]} -eq 0 ] && read -r -a groups <<<"$(sed -n 's/.*pidns.matrix=\([^ ]*\).*/\1/p' /proc/cmdline | tr , ' ')"
-[ "${groups[*]}" = all ] && groups=(util bwrap firejail oci podman lxc nspawn chromium flatpak docker k8s podman-more firefox debian criu pods)
+[ "${groups[*]}" = all ] && groups=(util bwrap firejail oci podman lxc nspawn chromium flatpak docker k8s podman-more firefox debian criu)
 [ ${#groups[@]} -gt 0 ] || bail "no group given (matrix.sh GROUP... or pidns.matrix=)"
 
 echo "TAP version 13"
