@@ -425,11 +425,9 @@ clean_criu() { oci_clean runc; }
 # Under the test init, podman's cgroupfs manager; with systemd as PID 1
 # (the "pods" group), podman's default, systemd's.
 pm() {
-	if [ -d /run/systemd/system ]; then
-		podman --events-backend=file "$@"
-	else
-		podman --cgroup-manager=cgroupfs --events-backend=file "$@"
-	fi
+	local cg=--cgroup-manager=cgroupfs
+	[ -d /run/systemd/system ] && cg=
+	podman ${cg:+"$cg"} --events-backend=file "$@"
 }
 podman_image() {
 	local tar
@@ -908,7 +906,14 @@ cell_mmdebstrap() {
 # tools install). The payload runs in the build's namespaces, where sbuild
 # adds a network namespace; the namespaces without one are the rest of
 # the session (apt, dpkg), which the kernel's log and counters show.
-build_chroot() { echo "/run/pidns-chroots/$ROOT-amd64.tar"; }
+# debian_build DIR: DIR's source package and the user's home made; prints
+# the build chroot of the root's suite.
+debian_build() {
+	local tar=/run/pidns-chroots/$ROOT-amd64.tar
+	[ -r "$tar" ] || { echo "error: no build chroot $tar (qemu/mkroot --buildd $ROOT)" >&2; return 1; }
+	debian_source "$1" || return 1
+	mkdir -p "$W/home" && chown matrix:matrix "$W/home" && echo "$tar"
+}
 # debian_source DIR: DIR/pidns-hello_1.dsc, made as the matrix user.
 debian_source() {
 	local d=$1 s=$1/pidns-hello
@@ -941,10 +946,7 @@ as_matrix() {
 }
 cell_sbuild() {
 	local d=$W/sbuild tar st
-	tar=$(build_chroot)
-	[ -r "$tar" ] || { echo "error: no build chroot $tar (qemu/mkroot --buildd $ROOT)"; return 1; }
-	debian_source "$d" || return 1
-	mkdir -p "$W/home" && chown matrix:matrix "$W/home"
+	tar=$(debian_build "$d") || return 1
 	(cd "$d" && as_matrix sbuild --chroot-mode=unshare --chroot="$tar" --dist="$ROOT" \
 		--no-apt-update --no-apt-upgrade --no-apt-distupgrade \
 		--no-run-lintian --no-run-piuparts --no-run-autopkgtest pidns-hello_1.dsc) \
@@ -961,10 +963,7 @@ cell_sbuild() {
 }
 cell_autopkgtest() {
 	local d=$W/autopkgtest tar
-	tar=$(build_chroot)
-	[ -r "$tar" ] || { echo "error: no build chroot $tar (qemu/mkroot --buildd $ROOT)"; return 1; }
-	debian_source "$d" || return 1
-	mkdir -p "$W/home" && chown matrix:matrix "$W/home"
+	tar=$(debian_build "$d") || return 1
 	as_matrix autopkgtest "$d/pidns-hello/" -- unshare --tarball "$tar" --release "$ROOT" --arch amd64
 }
 # Whatever a refused session left unpacked (sbuild's and autopkgtest's
