@@ -24,11 +24,13 @@
 # rootless, --userns=keep-id), pods (podman's pods on its default network,
 # one sharing its PID namespace; booted with systemd as PID 1), debian
 # (Debian's build tools as a user: mmdebstrap, sbuild, autopkgtest), criu
-# (runc checkpoint and restore), stacks (what most users run: three Docker
-# cells and the Kubernetes pattern with runc, the boot CI runs). GROUP
-# "all" runs them all but two: pods, which needs systemd as PID 1
-# (pidns.systemd=1), and webkit (Epiphany under Xvfb), which only Debian
-# 13's root with the browsers has (qemu/mkroot trixie+browsers).
+# (runc checkpoint and restore), incus (Incus's containers, incusd started
+# in the guest; Debian 13's root only), stacks (what most users run: three
+# Docker cells and the Kubernetes pattern with runc, the boot CI runs). GROUP
+# "all" runs them all but three: pods, which needs systemd as PID 1
+# (pidns.systemd=1), webkit (Epiphany under Xvfb), which only Debian
+# 13's root with the browsers has (qemu/mkroot trixie+browsers), and
+# incus, which Debian 12's root does not have.
 # Runs on the guest's own bash (the host's), never busybox.
 set -u
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -721,6 +723,79 @@ cell_lxc_unpriv() {
 }
 clean_lxc_attach() { lxc-stop -k -n mx-attach; }
 
+# --- Incus (Debian 13): incusd started in the guest ---------------------
+# Started once per boot, before the first mode, as incus.service's
+# ExecStart (/usr/libexec/incus/startup) starts it, after lxcfs, as
+# lxcfs.service starts that; then set up as "incus admin init --minimal"
+# sets it up: a "dir" storage pool and the incusbr0 bridge (NAT, dnsmasq)
+# on the default profile. Its state goes on tmpfs. The containers are
+# Incus's default, unprivileged (an ID map of their own), from an image
+# the test builds (metadata.yaml and the busybox rootfs; no image server).
+# The image's init runs the payload, which leaves its record in the
+# rootfs, then waits.
+ic() { /usr/bin/incus "$@"; }
+incus_setup() {
+	local d=$W/incus-image i
+	mkdir -p /var/lib/incus /var/log/incus
+	mountpoint -q /var/lib/incus || mount -t tmpfs -o mode=0711 tmpfs /var/lib/incus || return 1
+	mkdir -p /var/lib/lxcfs
+	/usr/bin/lxcfs /var/lib/lxcfs >"$W/lxcfs.log" 2>&1 &
+	for i in $(seq 60); do
+		mountpoint -q /var/lib/lxcfs && break
+		sleep 0.5
+	done
+	mountpoint -q /var/lib/lxcfs || { echo "lxcfs did not mount"; cat "$W/lxcfs.log"; return 1; }
+	PATH=/usr/libexec/incus:$PATH /usr/libexec/incus/incusd --group incus-admin \
+		--logfile=/var/log/incus/incus.log >"$W/incusd.log" 2>&1 &
+	/usr/libexec/incus/incusd waitready --timeout=300 ||
+		{ echo "incusd did not start"; tail -20 "$W/incusd.log" /var/log/incus/incus.log; return 1; }
+	ic admin init --minimal || return 1
+	ic profile create nonet && ic profile device add nonet root disk path=/ pool=default ||
+		return 1
+	rm -rf "$d"
+	mkdir -p "$d"
+	mkrootfs "$d/rootfs"
+	printf '#!/bin/sh\n/payload\nexec /bin/sleep 600\n' >"$d/rootfs/sbin/init"
+	chmod 0755 "$d/rootfs/sbin/init"
+	printf 'architecture: x86_64\ncreation_date: %s\nproperties:\n  description: matrix\n  os: busybox\n' \
+		"$(date +%s)" >"$d/metadata.yaml"
+	tar -C "$d" -cf "$W/incus-image.tar" metadata.yaml rootfs &&
+		ic image import "$W/incus-image.tar" --alias matrix || return 1
+	ic version
+	awk '$2 == "/var/lib/lxcfs" { print "lxcfs: " $1 " on " $2 ", " $3 }' /proc/mounts
+	ic info | grep -E '^ *(driver|driver_version|storage|firewall|idmapped_mounts|unpriv_binfmt|pidfds):' |
+		tr -s ' \n' ' '
+	echo
+	ic network list -f csv
+}
+# incus_launch NAME [ARGS]: a container; its record is the payload's
+# file in the rootfs, written by the container's init.
+incus_launch() {
+	local name=$1 i pool=/var/lib/incus/storage-pools/default/containers
+	shift
+	# On a failure, liblxc's own lines from the container's log too.
+	ic launch -q matrix "$name" "$@" </dev/null ||
+		{ ic info --show-log "$name" 2>&1 | grep ' ERROR ' | head -3; return 1; }
+	for i in $(seq 120); do
+		[ -s "$pool/$name/rootfs/ns-record" ] && break
+		sleep 0.5
+	done
+	cp "$pool/$name/rootfs/ns-record" "$W/record" 2>/dev/null ||
+		{ echo "no record from the container's init"; ic info --show-log "$name" | tail -20; return 1; }
+}
+cell_incus_launch() { incus_launch mx-launch; }
+cell_incus_none() { incus_launch mx-none -p nonet; }
+cell_incus_privileged() { incus_launch mx-priv -c security.privileged=true; }
+cell_incus_exec() {
+	incus_launch mx-exec || return 1
+	rm -f "$W/record"
+	ic exec mx-exec -- /payload </dev/null
+}
+clean_incus_launch() { ic delete -f mx-launch; }
+clean_incus_none() { ic delete -f mx-none; }
+clean_incus_privileged() { ic delete -f mx-priv; }
+clean_incus_exec() { ic delete -f mx-exec; }
+
 # --- systemd-nspawn ------------------------------------------------------
 # --keep-unit: no systemd in the guest to make a scope unit.
 nspawn_run() {
@@ -1028,6 +1103,7 @@ declare -A GROUP_CELLS=(
 	[podman-more]="podman_pid_container podman_rootless podman_keep_id"
 	[pods]="podman_pod_default podman_pod_sharepid"
 	[criu]="criu"
+	[incus]="incus_launch incus_none incus_privileged incus_exec"
 	[firefox]="firefox"
 	[webkit]="epiphany"
 	[debian]="mmdebstrap sbuild autopkgtest"
@@ -1066,6 +1142,15 @@ for id in $cells; do
 			>"$W/docker-setup.log" 2>&1 </dev/null ||
 		{ sed 's/^/# /' "$W/docker-setup.log"; bail "docker: dockerd did not start"; }
 		sed 's/^/# /' "$W/docker-setup.log" ;;
+	incus_launch) setmode 1
+		before=$(stats)
+		timeout -k 5 400 bash -c "$(declare -p W payload_text); $(declare -f); incus_setup" \
+			>"$W/incus-setup.log" 2>&1 </dev/null ||
+		{ sed 's/^/# /' "$W/incus-setup.log"; bail "incus: incusd did not start"; }
+		sed 's/^/# /' "$W/incus-setup.log"
+		# Started in warn mode: what incusd's own probes ask of the
+		# kernel at start is counted (and, in mode 3, would be judged).
+		note "incusd's start and setup, in warn mode: stats $before -> $(stats)" ;;
 	esac
 done
 # The plan first: a boot cut short shows what it ran.
