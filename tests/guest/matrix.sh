@@ -565,15 +565,16 @@ cell_docker_pid_container() {
 	dk run --rm --pid=container:mxpid matrix /payload
 }
 cell_docker_exec() { docker_target mxexec && dk exec mxexec /payload; }
-# "docker build" of a RUN step, with the builder the client picks by
-# default; the cell says which one ran.
-cell_docker_build() {
-	local ctx=$W/docker-build
+# dk_build TAG [OPTION...]: "docker build" of a RUN step, with the builder
+# the client picks by default; the cell says which one ran.
+dk_build() {
+	local tag=$1 ctx=$W/docker-build st
+	shift
 	rm -rf "$ctx"
 	mkdir -p "$ctx"
 	printf 'FROM matrix\nRUN /payload\n' >"$ctx/Dockerfile"
-	dk build --no-cache --rm -t mxbuild "$ctx" >"$W/docker-build.out" 2>&1
-	local st=$?
+	dk build --no-cache --rm "$@" -t "$tag" "$ctx" >"$W/docker-build.out" 2>&1
+	st=$?
 	if grep -q '^Sending build context' "$W/docker-build.out"; then
 		echo "builder: legacy (the daemon's classic builder)"
 	elif grep -q '^#[0-9]' "$W/docker-build.out"; then
@@ -584,10 +585,14 @@ cell_docker_build() {
 	grep -o 'NS pid=.*' "$W/docker-build.out" | head -1 >"$W/record"
 	return $st
 }
+cell_docker_build() { dk_build mxbuild; }
+# The RUN step on the host's network.
+cell_docker_build_host() { dk_build mxbuildhost --network=host; }
 clean_docker_net_container() { dk rm -f mxinfra; }
 clean_docker_pid_container() { dk rm -f mxpid; }
 clean_docker_exec() { dk rm -f mxexec; }
 clean_docker_build() { dk image rm -f mxbuild; }
+clean_docker_build_host() { dk image rm -f mxbuildhost; }
 
 # --- The Kubernetes pattern, without Kubernetes --------------------------
 # What the CRI does for a pod: a network namespace made and pinned on the
@@ -1098,7 +1103,7 @@ declare -A GROUP_CELLS=(
 	[lxc]="lxc_empty_net lxc_net_none lxc_share_net lxc_attach lxc_unpriv"
 	[nspawn]="nspawn nspawn_private_net"
 	[chromium]="chromium_userns chromium_suid"
-	[docker]="docker_run docker_none docker_host docker_ipc_host docker_net_container docker_pid_container docker_exec docker_build"
+	[docker]="docker_run docker_none docker_host docker_ipc_host docker_net_container docker_pid_container docker_exec docker_build docker_build_host"
 	[k8s]="k8s_sandbox_runc k8s_app_runc k8s_sharepid_runc k8s_sandbox_crun k8s_app_crun k8s_sharepid_crun"
 	[podman-more]="podman_pid_container podman_rootless podman_keep_id"
 	[pods]="podman_pod_default podman_pod_sharepid"
