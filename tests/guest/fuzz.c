@@ -485,6 +485,9 @@ static uint64_t fake_was, fake_is;	/* the last one given its inode */
  * record and as the owner of every namespace it owns. @had: whether it has
  * had an init (its pid_for_children file can be read once it has; a
  * record of the same inode from a namespace that is gone says nothing).
+ * The birth goes with it: @real may be the number of a PID namespace
+ * freed before unshare() made this one, and owner_reused() tells the two
+ * apart by it.
  */
 static void nsrec_rename(uint64_t fake, uint64_t real, bool had)
 {
@@ -494,8 +497,10 @@ static void nsrec_rename(uint64_t fake, uint64_t real, bool had)
 	if (f) {
 		nsrec_note(real, NST_PID, f->owner, f->mode);
 		r = nsrec_find(real, false);
-		if (r)
+		if (r) {
 			r->had_task = had;
+			r->born = f->born;
+		}
 	}
 	for (i = 0; i < NSREC_MAX; i++)
 		if (st->ns[i].ino && st->ns[i].owner == fake)
