@@ -1130,6 +1130,15 @@ case " ${groups[*]} " in
 *" pods "*) note "podman's network backend: $(pm info --format '{{.Host.NetworkBackend}}' 2>&1)" ;;
 esac
 mktemplate
+# group_setup FN SECONDS MESSAGE: a group's setup, function FN of this
+# file, run once before its cells in a shell of its own, bounded; its log
+# is printed, and the boot bails out with MESSAGE if it failed.
+group_setup() {
+	local log=$W/$1.log
+	timeout -k 5 "$2" bash -c "$(declare -p W FP payload_text); $(declare -f); $1" \
+		>"$log" 2>&1 </dev/null || { sed 's/^/# /' "$log"; bail "$3"; }
+	sed 's/^/# /' "$log"
+}
 cells=
 for g in "${groups[@]}"; do
 	[ -n "${GROUP_CELLS[$g]:-}" ] || bail "unknown group $g"
@@ -1139,20 +1148,12 @@ for id in $cells; do
 	case $id in
 	nsenter_*|bwrap_pidns) NEED_TARGET=1 ;;
 	flatpak) setmode 0
-		timeout -k 5 300 bash -c "$(declare -p W FP payload_text); $(declare -f); flatpak_setup" \
-			>"$W/flatpak-setup.log" 2>&1 </dev/null ||
-		{ sed 's/^/# /' "$W/flatpak-setup.log"; bail "flatpak: cannot build and install the test app"; } ;;
+		group_setup flatpak_setup 300 "flatpak: cannot build and install the test app" ;;
 	docker_run) setmode 0
-		timeout -k 5 400 bash -c "$(declare -p W payload_text); $(declare -f); docker_setup" \
-			>"$W/docker-setup.log" 2>&1 </dev/null ||
-		{ sed 's/^/# /' "$W/docker-setup.log"; bail "docker: dockerd did not start"; }
-		sed 's/^/# /' "$W/docker-setup.log" ;;
+		group_setup docker_setup 400 "docker: dockerd did not start" ;;
 	incus_launch) setmode 1
 		before=$(stats)
-		timeout -k 5 400 bash -c "$(declare -p W payload_text); $(declare -f); incus_setup" \
-			>"$W/incus-setup.log" 2>&1 </dev/null ||
-		{ sed 's/^/# /' "$W/incus-setup.log"; bail "incus: incusd did not start"; }
-		sed 's/^/# /' "$W/incus-setup.log"
+		group_setup incus_setup 400 "incus: incusd did not start"
 		# Started in warn mode: what incusd's own probes ask of the
 		# kernel at start is counted (and, in mode 3, would be judged).
 		note "incusd's start and setup, in warn mode: stats $before -> $(stats)" ;;
