@@ -23,10 +23,14 @@
  *  - builder: a task outside a PID namespace that holds the PID
  *    namespace's own mount, IPC and network namespaces (the caller of
  *    unshare(NEWPID|NEWNS|NEWIPC|NEWNET) without a fork) is judged at its
- *    execve(), with and without the PID namespace's init alive;
+ *    execve(), with and without the PID namespace's init alive, and after
+ *    it joins a PID namespace nested in the one it built (builder-nested);
+ *    a builder's refused execve() claims nothing (exec-claim);
  *  - window: stage mode's window is PID 1 alone until its execve(): a
  *    fork inside the new PID namespace while it still shares the host's
  *    namespaces is judged (a thread is not a new process, and is not);
+ *    and so is its making the init of a nested PID namespace
+ *    (window-nested), which would otherwise run unjudged as well;
  *  - setns-state: setns(pidfd, CLONE_NEWPID) by a task that already has
  *    the container's mount, IPC and network namespaces is judged by the
  *    state it produces, in mode 2 as in the others;
@@ -38,12 +42,19 @@
  *    with any read size;
  *  - clone-alias: legacy clone() refuses CLONE_NEWCONTAINER where the
  *    alias turns the exit signal into an invalid one, in every mode but
- *    0; 0x40 alone (SIGRTMAX) stays a legal exit signal.
+ *    0; 0x40 alone (SIGRTMAX) stays a legal exit signal; so does the
+ *    32-bit clone() (compat-clone);
+ *  - pending: a fork's claims wait for its commit point without holding
+ *    anything that another request waits on: a fork stopped in put_user()
+ *    by userfaultfd blocks no other claim, and a claim against the
+ *    pending one is refused.
  *
  * Prints TAP.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -51,7 +62,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -142,6 +155,25 @@ static void read_owner(int fd)
 	}
 	r->owner = o.pidns;
 	r->owner_flags = o.flags;
+}
+
+/*
+ * exec_self(), and if it fails, the owner of the caller's network
+ * namespace while the caller still lives (an owner's death hands what it
+ * claimed back to its parent).
+ */
+static void __attribute__((noreturn)) try_exec_owner(int slot)
+{
+	char *argv[] = { "claims", "--exit", NULL };
+	extern char **environ;
+	int fd;
+
+	syscall(SYS_execveat, exe_fd, "", argv, environ, AT_EMPTY_PATH);
+	r->step[slot] = errno;
+	fd = ns_open(0, "net");
+	if (fd >= 0)
+		read_owner(fd);
+	_exit(STILL);
 }
 
 /* A pipe that one side waits on until the other writes a byte. */
@@ -259,6 +291,20 @@ static void owner_case(const char *what)
 	tap_case(pass,
 		 "%s, mode %d: the namespace it carried still belongs to the initial PID namespace, unclaimed (pid:[%llu])",
 		 what, mode, init_pidns);
+	if (!pass)
+		tap_diag("NS_GET_PIDNS_OWNER says pid:[%llu]%s", r->owner,
+			 r->owner_flags & NS_PIDNS_OWNER_CLAIMED ? " claimed" : "");
+}
+
+/* r->owner is the PID namespace of the sequence's builder, claimed */
+static void owner_claimed(const char *what)
+{
+	bool pass = r->owner && r->owner != init_pidns &&
+		    (r->owner_flags & NS_PIDNS_OWNER_CLAIMED);
+
+	tap_case(pass,
+		 "%s, mode %d: once the fork has ended, the namespace it carried belongs to the new PID namespace, claimed",
+		 what, mode);
 	if (!pass)
 		tap_diag("NS_GET_PIDNS_OWNER says pid:[%llu]%s", r->owner,
 			 r->owner_flags & NS_PIDNS_OWNER_CLAIMED ? " claimed" : "");
@@ -543,6 +589,360 @@ static void seq_window(void)
 }
 
 /*
+ * window-nested. As window, but the init makes each new process the init
+ * of a PID namespace of its own, which stage mode would let run unjudged
+ * for as long as it never executes: clone(CLONE_NEWPID), and, from a
+ * thread (so that the init's own namespaces stay), unshare(CLONE_NEWPID)
+ * and a fork. A parent that itself shares is not building a container.
+ */
+static void *nested_fn(void *arg)
+{
+	pid_t k;
+
+	(void)arg;
+	if (unshare(CLONE_NEWPID)) {
+		r->step[1] = 1000 + errno;
+		return NULL;
+	}
+	k = fork();
+	if (k == 0)
+		_exit(0);
+	r->step[1] = err_of(k);
+	if (k > 0)
+		waitpid(k, NULL, 0);
+	return NULL;
+}
+
+static void seq_window_nested(void)
+{
+	pid_t b = fork();
+
+	if (b == 0) {
+		pid_t init;
+
+		if (unshare(CLONE_NEWPID))
+			_exit(101);
+		init = fork();
+		if (init == 0) {
+			pthread_t th;
+			pid_t k = raw_clone(false, CLONE_NEWPID);
+
+			if (k == 0)
+				_exit(0);
+			r->step[0] = err_of(k);
+			if (k > 0)
+				waitpid(k, NULL, 0);
+			if (pthread_create(&th, NULL, nested_fn, NULL))
+				_exit(102);
+			pthread_join(th, NULL);
+			if (unshare(NS_COUPLED))
+				_exit(103);
+			exec_self(2);
+		}
+		if (init < 0)
+			_exit(104);
+		r->step[2] = exec_result(wait_status(init), 2);
+		_exit(0);
+	}
+	waitpid(b, NULL, 0);
+}
+
+/* Send @fd over @sock */
+static void send_fd(int sock, int fd)
+{
+	char byte = 0, ctl[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &byte, 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctl, .msg_controllen = sizeof(ctl),
+	};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	if (sendmsg(sock, &msg, 0) != 1)
+		_exit(98);
+}
+
+static int recv_fd(int sock)
+{
+	char byte, ctl[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &byte, 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctl, .msg_controllen = sizeof(ctl),
+	};
+	struct cmsghdr *c;
+	int fd;
+
+	if (recvmsg(sock, &msg, 0) != 1)
+		return -1;
+	c = CMSG_FIRSTHDR(&msg);
+	if (!c || c->cmsg_type != SCM_RIGHTS)
+		return -1;
+	memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	return fd;
+}
+
+/*
+ * builder-nested. B unshares the four and forks the init I; I makes a
+ * coupled PID namespace P2 nested in B's and its init. B, still holding
+ * the mount, IPC and network namespaces of the PID namespace it built,
+ * joins P2 for its children (a builder of P2 now) and executes.
+ */
+static void seq_builder_nested(void)
+{
+	pid_t b = fork();
+
+	if (b == 0) {
+		int sv[2], fd;
+		pid_t i;
+
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+			_exit(101);
+		r->step[0] = err_of(unshare(CLONE_NEWPID | NS_COUPLED));
+		if (r->step[0])
+			_exit(0);
+		i = fork();
+		if (i == 0) {
+			pid_t i2;
+
+			if (unshare(CLONE_NEWPID | NS_COUPLED))
+				_exit(102);
+			i2 = fork();
+			if (i2 == 0)
+				linger();
+			fd = ns_open(0, "pid_for_children");
+			if (i2 < 0 || fd < 0)
+				_exit(103);
+			send_fd(sv[1], fd);
+			linger();
+		}
+		fd = recv_fd(sv[0]);
+		if (i < 0 || fd < 0)
+			_exit(104);
+		r->step[1] = err_of(setns(fd, CLONE_NEWPID));
+		if (r->step[1])
+			_exit(0);
+		exec_self(2);
+	}
+	r->step[2] = exec_result(wait_status(b), 2);
+}
+
+/*
+ * exec-claim. B enters a pinned network namespace N that no task is in,
+ * unshare(CLONE_NEWPID) and forks the init I (mode 3: staged, with the
+ * host's mount namespace, so nothing is claimed). I unshares its own
+ * mount and IPC namespaces (N could now be claimed), then
+ * unshare(CLONE_NEWPID | CLONE_NEWNS), which makes I a builder of a nested
+ * PID namespace with that namespace's mount namespace, and executes:
+ * refused as a builder's execve(), which must claim nothing. The owner is
+ * read by I after the refusal: once I, the init, exits, whatever its PID
+ * namespace claimed goes back to the parent.
+ */
+static void seq_exec_claim(void)
+{
+	int n, old;
+	pid_t b;
+
+	old = ns_open(0, "net");
+	if (old < 0 || unshare(CLONE_NEWNET))
+		_exit(101);
+	n = ns_open(0, "net");
+	if (n < 0 || setns(old, CLONE_NEWNET))
+		_exit(102);
+	b = fork();
+	if (b == 0) {
+		pid_t i;
+
+		if (setns(n, CLONE_NEWNET) || unshare(CLONE_NEWPID))
+			_exit(103);
+		i = fork();
+		if (i == 0) {
+			r->step[0] = err_of(unshare(CLONE_NEWNS | CLONE_NEWIPC)) ?:
+				     err_of(unshare(CLONE_NEWPID | CLONE_NEWNS));
+			if (r->step[0])
+				_exit(0);
+			try_exec_owner(1);
+		}
+		if (i < 0)
+			_exit(104);
+		r->step[1] = exec_result(wait_status(i), 1);
+		_exit(0);
+	}
+	waitpid(b, NULL, 0);
+}
+
+/*
+ * pending. A fork's claims wait for its commit point, and nothing else may
+ * wait on them: B, a builder on a pinned network namespace N that no task
+ * is in, forks its init with clone3(CLONE_PIDFD) whose pidfd field is on a
+ * page that userfaultfd holds, so the fork stops in put_user(), after its
+ * check, with N's claim pending. While it stops (its fault read from the
+ * userfaultfd shows it), a new container D joins another pinned network
+ * namespace N2 (a claim of its own), and D2 joins N (a claim against the
+ * pending one). Both must answer at once; D2 is refused in modes 2 and 3.
+ * Then the fault is resolved, the fork ends, and N belongs to B's new PID
+ * namespace.
+ */
+#define WAIT_MS 5000
+
+/* Wait up to @ms for a byte on @fd: 0, or ETIMEDOUT */
+static int wait_byte(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char byte;
+
+	if (poll(&p, 1, ms) != 1 || read(fd, &byte, 1) != 1)
+		return ETIMEDOUT;
+	return 0;
+}
+
+/* A new container whose init joins @net; its result on @done */
+static pid_t joiner(int net, int done, int slot)
+{
+	pid_t d = raw_clone(true, CLONE_NEWPID | NS_COUPLED);
+
+	if (d == 0) {
+		r->step[slot] = err_of(setns(net, CLONE_NEWNET));
+		(void)!write(done, "", 1);
+		linger();
+	}
+	return d;
+}
+
+static void seq_pending(void)
+{
+	struct gate d_done, d2_done, owned, go;
+	int sv[2], n, n2, old, uffd;
+	struct uffd_msg msg;
+	pid_t b, d = -1, d2 = -1;
+	void *page;
+
+	gate_make(&d_done);
+	gate_make(&d2_done);
+	gate_make(&owned);
+	gate_make(&go);
+	old = ns_open(0, "net");
+	if (old < 0 || unshare(CLONE_NEWNET) || (n = ns_open(0, "net")) < 0 ||
+	    unshare(CLONE_NEWNET) || (n2 = ns_open(0, "net")) < 0 ||
+	    setns(old, CLONE_NEWNET) ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		_exit(101);
+	b = fork();
+	if (b == 0) {
+		struct uffdio_api api = { .api = UFFD_API };
+		struct uffdio_register reg;
+		struct clone_args args = { .flags = CLONE_PIDFD,
+					   .exit_signal = SIGCHLD };
+		pid_t init;
+
+		if (unshare(CLONE_NEWPID | NS_COUPLED) ||
+		    setns(n, CLONE_NEWNET))
+			_exit(102);
+		uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
+		page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		reg = (struct uffdio_register){
+			.range = { (unsigned long)page, 4096 },
+			.mode = UFFDIO_REGISTER_MODE_MISSING,
+		};
+		if (uffd < 0 || page == MAP_FAILED ||
+		    ioctl(uffd, UFFDIO_API, &api) ||
+		    ioctl(uffd, UFFDIO_REGISTER, &reg)) {
+			tap_diag("pending: userfaultfd: %s", strerror(errno));
+			_exit(103);
+		}
+		send_fd(sv[1], uffd);
+		args.pidfd = (unsigned long)page;
+		init = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+		if (init == 0) {
+			gate_wait(&go);
+			_exit(0);
+		}
+		r->step[0] = err_of(init);
+		if (init > 0) {
+			int fd = ns_open(0, "net");
+
+			if (fd >= 0)
+				read_owner(fd);
+		}
+		gate_open(&owned);
+		gate_open(&go);
+		if (init > 0)
+			waitpid(init, NULL, 0);
+		_exit(0);
+	}
+	uffd = recv_fd(sv[0]);
+	if (uffd < 0)
+		_exit(104);
+	{
+		struct pollfd p = { .fd = uffd, .events = POLLIN };
+
+		r->step[1] = poll(&p, 1, WAIT_MS) == 1 &&
+			     read(uffd, &msg, sizeof(msg)) == sizeof(msg) &&
+			     msg.event == UFFD_EVENT_PAGEFAULT ? 0 : ETIMEDOUT;
+	}
+	if (!r->step[1]) {
+		d = joiner(n2, d_done.fd[1], 2);
+		if (wait_byte(d_done.fd[0], WAIT_MS))
+			r->step[2] = ETIMEDOUT;
+		d2 = joiner(n, d2_done.fd[1], 3);
+		if (wait_byte(d2_done.fd[0], WAIT_MS))
+			r->step[3] = ETIMEDOUT;
+		{
+			struct uffdio_zeropage z = {
+				.range = { msg.arg.pagefault.address & ~4095ULL, 4096 },
+			};
+
+			ioctl(uffd, UFFDIO_ZEROPAGE, &z);
+		}
+	}
+	if (wait_byte(owned.fd[0], 2 * WAIT_MS))
+		r->step[4] = ETIMEDOUT;
+	waitpid(b, NULL, 0);
+	reap(d);
+	reap(d2);
+}
+
+/*
+ * compat-clone. The 32-bit clone() (int $0x80, as a 32-bit program calls
+ * it) with CLONE_NEWCONTAINER | SIGCHLD: refused in modes 1-3, as the
+ * 64-bit one is.
+ */
+static long ia32_clone(unsigned long flags)
+{
+	long ret;
+
+	asm volatile("int $0x80"
+		     : "=a"(ret)
+		     : "a"(120L), "b"(flags), "c"(0L), "d"(0L), "S"(0L), "D"(0L)
+		     : "memory", "r8", "r9", "r10", "r11");
+	return ret;
+}
+
+static void compat_clone_case(void)
+{
+	long pid = ia32_clone(CLONE_NEWCONTAINER | SIGCHLD);
+	bool want = mode != PIDNS_OFF;
+
+	if (pid == 0)
+		syscall(SYS_exit, 0);
+	if (pid > 0)
+		waitpid((pid_t)pid, NULL, __WALL);
+	if (want)
+		tap_case(pid == -EINVAL,
+			 "compat-clone, mode %d: the 32-bit clone(CLONE_NEWCONTAINER|SIGCHLD) fails with EINVAL: %ld",
+			 mode, pid);
+	else
+		tap_case(pid > 0,
+			 "compat-clone, mode %d: the 32-bit clone(CLONE_NEWCONTAINER|SIGCHLD) forks, as without the series: %ld",
+			 mode, pid);
+}
+
+/*
  * setns-state and ancestor. T, a host task, enters a running container's
  * mount, IPC and network namespaces with setns(pidfd); for setns-state it
  * then asks for the PID namespace with setns(pidfd, CLONE_NEWPID) and
@@ -685,6 +1085,10 @@ int main(int argc, char **argv)
 	static const char *const l_exempt[] = { "setns net", "setns ipc", "exec" };
 	static const char *const l_builder[] = { "unshare", "init's fork", "builder's exec" };
 	static const char *const l_window[] = { "init's fork", "thread", "fork once isolated", "exec" };
+	static const char *const l_nested[] = { "init's clone(NEWPID)", "unshare(NEWPID) and fork, from a thread", "exec once isolated" };
+	static const char *const l_bnested[] = { "unshare", "setns to the nested PID namespace", "exec" };
+	static const char *const l_eclaim[] = { "unshare mnt|ipc, then NEWPID|NEWNS", "exec" };
+	static const char *const l_pending[] = { "the fork", "its fault seen", "the other netns joined at once", "the same netns joined at once", "the fork ended" };
 	static const char *const l_state[] = { "setns mnt|ipc|net", "setns pid", "fork", "exec" };
 	static const char *const l_anc[] = { "setns mnt|ipc|net", "exec" };
 	static const int modes[] = { PIDNS_OFF, PIDNS_WARN, PIDNS_ENFORCE, PIDNS_STAGE };
@@ -719,6 +1123,7 @@ int main(int argc, char **argv)
 		e = refuses() ? EPERM : 0;
 		inval = refuses() ? EINVAL : 0;
 		clone_alias_case();
+		compat_clone_case();
 		if (mode == PIDNS_OFF)
 			continue;
 
@@ -764,6 +1169,28 @@ int main(int argc, char **argv)
 				 "window, mode %d: the init's fork with the host's namespaces is one verdict recorded: %ld",
 				 mode, r->counted);
 		}
+
+		if (mode != PIDNS_ENFORCE) {
+			run(seq_window_nested);
+			steps("window-nested: the init of an unshared PID namespace, still with the host's namespaces, makes the init of a nested one: clone(NEWPID); a thread's unshare(NEWPID) and fork; then it unshares the rest and execs",
+			      l_nested, (int[]){ mode == PIDNS_STAGE ? EINVAL : 0, mode == PIDNS_STAGE ? EINVAL : 0, 0 }, 3);
+		}
+
+		run(seq_builder_nested);
+		steps("builder-nested: unshare the four, fork the init, which makes a coupled nested PID namespace; the unsharer joins the nested one for its children and execs in the namespaces it built",
+		      l_bnested, (int[]){ 0, 0, e }, 3);
+
+		if (mode == PIDNS_STAGE) {
+			run(seq_exec_claim);
+			steps("exec-claim: a staged init on a pinned netns no task is in unshares mnt and ipc, then NEWPID|NEWNS, and execs as a builder",
+			      l_eclaim, (int[]){ 0, EPERM }, 2);
+			owner_case("exec-claim");
+		}
+
+		run(seq_pending);
+		steps("pending: a builder's init fork on a pinned netns stops in put_user() of its pidfd (userfaultfd) with the claim pending; meanwhile a new container joins another pinned netns, and one joins the same",
+		      l_pending, (int[]){ 0, 0, 0, e, 0 }, 5);
+		owner_claimed("pending");
 
 		then_pid = true;
 		run(seq_enter);
