@@ -314,6 +314,17 @@ cell_unshare_p() { /usr/bin/unshare --pid --fork "$W/payload"; }
 cell_unshare_pmin() { /usr/bin/unshare --pid --mount --ipc --net --fork --mount-proc "$W/payload"; }
 cell_nsenter_all() { /usr/bin/nsenter -t "$TARGET" --all "$W/payload"; }
 cell_nsenter_p() { /usr/bin/nsenter -t "$TARGET" --pid "$W/payload"; }
+# The policy's accepted edge: a host task that enters a running
+# container's network namespace and executes there. And builders: a task
+# that executes in the namespaces of a PID namespace it has for its
+# children, without forking that PID namespace's init.
+cell_nsenter_n() { /usr/bin/nsenter -t "$TARGET" --net "$W/payload"; }
+cell_ip_netns_exec() {
+	ip netns attach mxtarget "$TARGET" && ip netns exec mxtarget "$W/payload"
+}
+clean_ip_netns_exec() { ip netns delete mxtarget; }
+cell_nsenter_all_nofork() { /usr/bin/nsenter -t "$TARGET" --all --no-fork "$W/payload"; }
+cell_unshare_pmin_nofork() { /usr/bin/unshare --pid --mount --ipc --net "$W/payload"; }
 # --- bubblewrap ---------------------------------------------------------
 cell_bwrap_unshare_pid() { /usr/bin/bwrap --dev-bind / / --proc /proc --unshare-pid "$W/payload"; }
 cell_bwrap_unshare_all() { /usr/bin/bwrap --dev-bind / / --proc /proc --unshare-all "$W/payload"; }
@@ -1095,7 +1106,7 @@ cell_flatpak_share_net() { flatpak_run --share=network; }
 cell_flatpak_share_ipc() { flatpak_run --share=ipc; }
 
 declare -A GROUP_CELLS=(
-	[util]="unshare_p unshare_pmin nsenter_all nsenter_p"
+	[util]="unshare_p unshare_pmin nsenter_all nsenter_p nsenter_n ip_netns_exec nsenter_all_nofork unshare_pmin_nofork"
 	[bwrap]="bwrap_unshare_pid bwrap_unshare_all bwrap_pidns"
 	[firejail]="firejail firejail_net_none firejail_user_net_none"
 	[oci]="runc_run runc_run_hostnet runc_exec crun_run crun_run_hostnet crun_exec"
@@ -1146,7 +1157,7 @@ for g in "${groups[@]}"; do
 done
 for id in $cells; do
 	case $id in
-	nsenter_*|bwrap_pidns) NEED_TARGET=1 ;;
+	nsenter_*|bwrap_pidns|ip_netns_exec) NEED_TARGET=1 ;;
 	flatpak) setmode 0
 		group_setup flatpak_setup 300 "flatpak: cannot build and install the test app" ;;
 	docker_run) setmode 0
