@@ -5,12 +5,19 @@
  * from the kernel's pidns_coupling:pidns_coupling_verdict trace events.
  *
  * Input is trace text, as tracefs's "trace" and "trace_pipe" files and
- * "trace-cmd report" print it; one event a line:
+ * "trace-cmd report" print it, or the kernel's audit records of the same
+ * verdicts (type 1400, AVC), as the kernel log holds them without auditd
+ * and as auditd's log does; one event a line:
  *
  *   unshare-93 [000] ..... 12.345678: pidns_coupling_verdict: call=unshare
  *   pid=93 uid=0 pidns=4026531836 target=0 flags=0x20000000
  *   missing=CLONE_NEWNS|CLONE_NEWIPC|CLONE_NEWNET mode=1 verdict=allowed
  *   comm="unshare" exe_dev=0:2 exe_ino=51 exe="/usr/bin/unshare"
+ *
+ * An audit record carries the same fields after "pidns_coupling_verdict:"
+ * (and owners=, which is not read here); it is written when the verdict's
+ * log line is, under the per-user rate limit, so a report from audit
+ * records alone may miss verdicts that the trace and the counters have.
  *
  * The kernel writes the command and the path, which their owner chose, as
  * audit writes untrusted strings: "quoted" when they hold no space, quote
@@ -267,13 +274,24 @@ static void parse_line(struct report *r, const char *line)
 			r->lost += written - in;
 		return;
 	}
-	/* The timestamp is the word before the event name, "12.345678:". */
+	/*
+	 * The timestamp is the word before the event name: "12.345678:" in
+	 * trace text; "audit(1733450000.123:45):" in an audit record, as the
+	 * kernel prints it without auditd ("type=1400 audit(...):") and as
+	 * auditd logs it ("type=AVC msg=audit(...):").
+	 */
 	for (ts = ev - 1; ts > line && ts[-1] == ' '; ts--)
 		;
 	while (ts > line && ts[-1] != ' ')
 		ts--;
-	if (sscanf(ts, "%lf:", &t) != 1)
+	if (!strncmp(ts, "msg=", 4))
+		ts += 4;
+	if (!strncmp(ts, "audit(", 6)) {
+		if (sscanf(ts + 6, "%lf:", &t) != 1)
+			goto bad;
+	} else if (sscanf(ts, "%lf:", &t) != 1) {
 		goto bad;
+	}
 
 	ev += strlen(EVENT_NAME);
 	v = field(ev, "call", &len);
