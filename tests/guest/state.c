@@ -1308,6 +1308,12 @@ static struct outcome want_tool(int t)
 	case TOOL_AUTOPKGTEST:
 		if (mode == PIDNS_ENFORCE)
 			w = (struct outcome){ EINVAL, NONE, NONE, 0, 0 };
+		else if (mode == PIDNS_STAGE && t == TOOL_MMDEBSTRAP)
+			/*
+			 * PID 1 (Perl) forks with the host's network: stage
+			 * mode's window is the init's alone (patch 15)
+			 */
+			w = (struct outcome){ 0, EINVAL, NONE, 0, 0 };
 		else if (mode == PIDNS_STAGE)	/* the host's network */
 			w.exec = EPERM;
 		break;
