@@ -800,14 +800,30 @@ static int wait_byte(int fd, int ms)
 	return 0;
 }
 
+/*
+ * Wait up to @ms for the result that joiner() sends on @fd: that result,
+ * or ETIMEDOUT. A result that comes later is not read: the caller records
+ * that it did not come at once.
+ */
+static int wait_result(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int v;
+
+	if (poll(&p, 1, ms) != 1 || read(fd, &v, sizeof(v)) != sizeof(v))
+		return ETIMEDOUT;
+	return v;
+}
+
 /* A new container whose init joins @net; its result on @done */
-static pid_t joiner(int net, int done, int slot)
+static pid_t joiner(int net, int done)
 {
 	pid_t d = raw_clone(true, CLONE_NEWPID | NS_COUPLED);
 
 	if (d == 0) {
-		r->step[slot] = err_of(setns(net, CLONE_NEWNET));
-		(void)!write(done, "", 1);
+		int v = err_of(setns(net, CLONE_NEWNET));
+
+		(void)!write(done, &v, sizeof(v));
 		linger();
 	}
 	return d;
@@ -886,12 +902,10 @@ static void seq_pending(void)
 			     msg.event == UFFD_EVENT_PAGEFAULT ? 0 : ETIMEDOUT;
 	}
 	if (!r->step[1]) {
-		d = joiner(n2, d_done.fd[1], 2);
-		if (wait_byte(d_done.fd[0], WAIT_MS))
-			r->step[2] = ETIMEDOUT;
-		d2 = joiner(n, d2_done.fd[1], 3);
-		if (wait_byte(d2_done.fd[0], WAIT_MS))
-			r->step[3] = ETIMEDOUT;
+		d = joiner(n2, d_done.fd[1]);
+		r->step[2] = wait_result(d_done.fd[0], WAIT_MS);
+		d2 = joiner(n, d2_done.fd[1]);
+		r->step[3] = wait_result(d2_done.fd[0], WAIT_MS);
 		{
 			struct uffdio_zeropage z = {
 				.range = { msg.arg.pagefault.address & ~4095ULL, 4096 },
@@ -900,8 +914,7 @@ static void seq_pending(void)
 			ioctl(uffd, UFFDIO_ZEROPAGE, &z);
 		}
 	}
-	if (wait_byte(owned.fd[0], 2 * WAIT_MS))
-		r->step[4] = ETIMEDOUT;
+	r->step[4] = wait_byte(owned.fd[0], 2 * WAIT_MS);
 	waitpid(b, NULL, 0);
 	reap(d);
 	reap(d2);
