@@ -129,6 +129,22 @@ check "pidns-report --json says the record lacks nothing" -- \
 # (past its own limit of 100 lines a second), then root's request is
 # logged all the same. tracefs directly this time, its "trace" file.
 sleep 6		# root's window from the burst above has passed
+# The audit records of the verdicts: without auditd the kernel prints them
+# ("audit: type=1400 audit(...): pidns_coupling_verdict: ..."), under the
+# log's per-user rate limit and printk's own, both past by now: one join
+# by nsenter --pid (the fork and the execve()).
+dmesg -c >/dev/null
+/usr/bin/nsenter --pid --target "$cpid" true
+dmesg | grep 'type=1400 audit(.*pidns_coupling_verdict: ' >/tmp/audit.txt
+audits=$(wc -l </tmp/audit.txt)
+check "the kernel log has the two AVC audit records of the join: its fork and its execve() ($audits)" -- test "$audits" -eq 2
+check "an audit record has the event's fields and the owners of what a state check judged" -- \
+	sh -c "grep -q 'pidns_coupling_verdict: call=join pid=[0-9]* uid=0 pidns=[0-9]* target=[0-9]* flags=0x[0-9a-f]* missing=CLONE_NEWNS|CLONE_NEWIPC|CLONE_NEWNET mode=1 verdict=allowed comm=\"nsenter\" exe_dev=[0-9]*:[0-9]* exe_ino=[0-9]* exe=\"/usr/bin/nsenter\" owners=mnt:[0-9]*@[0-9]*,ipc:[0-9]*@[0-9]*,net:[0-9]*@[0-9]*' /tmp/audit.txt"
+/bin/pidns-report /tmp/audit.txt >/tmp/table-audit 2>&1
+tap $? "pidns-report reads the audit records"
+sed 's/^/# /' /tmp/table-audit
+check "pidns-report counts every audit record as an event ($audits)" -- \
+	sh -c "head -1 /tmp/table-audit | grep -q '^$audits events from '"
 echo 8192 >$T/buffer_size_kb
 echo >$T/trace
 echo 1 >$EV/enable
