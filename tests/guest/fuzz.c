@@ -625,6 +625,7 @@ struct judgment {
 	bool joined;		/* forked into it from outside in mode 2 or 3 */
 	bool untracked;		/* a namespace without a record */
 	bool refuse;		/* execve() must get EPERM */
+	uint64_t built;		/* CLONE_NEW* it shares with what it builds */
 };
 
 /*
@@ -1114,7 +1115,7 @@ static void owners_sync(const struct where *w)
 static uint64_t claims_predict(uint64_t pid, const struct view *v,
 			       uint64_t *uncertain)
 {
-	uint64_t claims = 0;
+	uint64_t claims = 0, foreign = 0;
 	bool maybe;
 	int i;
 
@@ -1125,12 +1126,25 @@ static uint64_t claims_predict(uint64_t pid, const struct view *v,
 	for (i = NST_MNT; i <= NST_NET; i++) {
 		if (model_owns(pid, i, v->ino[i]))
 			continue;
+		foreign |= nst_flag[i];
 		maybe = false;
 		if (model_claimable(pid, i, v->ino[i], &maybe))
 			claims |= nst_flag[i];
 		if (maybe)
 			*uncertain |= nst_flag[i];
 	}
+	/*
+	 * "A request's claims are made only if the request is accepted,
+	 * which is when every namespace it would share is P's own or
+	 * claimable": one that surely cannot be claimed takes the others
+	 * with it; one that may or may not be claimed decides for all.
+	 */
+	if (foreign & ~(claims | *uncertain)) {
+		*uncertain = 0;
+		return 0;
+	}
+	if (*uncertain)
+		*uncertain |= claims;
 	return claims;
 }
 
@@ -1188,6 +1202,44 @@ static void judge_claimed(struct judgment *j, uint64_t claims)
 		    (j->born >= PIDNS_ENFORCE || j->joined || j->newer);
 }
 
+/*
+ * policy.md, the state checks, point 5: execve() by a builder, a task
+ * whose pid_for_children is not its PID namespace, that has "the mount,
+ * IPC or network namespace of that PID namespace, or of one between it
+ * and its own", is refused in modes 2 and 3 (with the exemption of a PID
+ * namespace that predates the mode, judged on the one it builds), before
+ * any claim. Sets @j->built, and @j->refuse if it refuses.
+ */
+static void judge_builder(const struct view *v, struct judgment *j)
+{
+	uint64_t pid = v->ino[NST_PID], pidc = v->ino[NST_PIDC];
+	struct nsrec *b = nsrec_find(pidc, false);
+	bool untracked = false, old;
+	int i;
+
+	j->built = 0;
+	if (st->mode == PIDNS_OFF || !pidc || pidc == pid)
+		return;
+	old = b && b->type == NST_PID && b->mode < PIDNS_ENFORCE && !joined;
+	for (i = NST_MNT; i <= NST_NET; i++) {
+		struct nsrec *e = nsrec_find(v->ino[i], false);
+		struct nsrec *o;
+
+		if (!e || e->type != i || e->owner == pid || !e->owner ||
+		    !owns(pid, e->owner, &untracked) ||
+		    !owns(e->owner, pidc, &untracked))
+			continue;
+		j->built |= nst_flag[i];
+		o = nsrec_find(e->owner, false);
+		if (!o || o->type != NST_PID || o->mode >= PIDNS_ENFORCE)
+			old = false;
+	}
+	if (untracked)
+		j->untracked = true;
+	if (j->built && st->mode >= PIDNS_ENFORCE && !old)
+		j->refuse = true;
+}
+
 /* Count a probe that is not what the state says, with @w and @j. */
 static int probe_bad(int code, int err, const struct where *w,
 		     const struct judgment *j)
@@ -1238,7 +1290,17 @@ static int probe_main(const char *fd, const char *was_joined,
 		return probe_bad(PROBE_FAILED, errno, &st->pending, &j);
 	}
 	judge(&v, &j);
-	if (j.initial)
+	judge_builder(&v, &j);
+	if (j.built) {
+		/* A builder's verdict comes first, and claims nothing */
+		if (j.untracked)
+			return probe_bad(PROBE_UNTRACKED, 0, &st->pending, &j);
+		if (j.refuse)
+			return probe_bad(PROBE_VIOLATED, 0, &st->pending, &j);
+		predicted = uncertain = 0;
+		j.foreign = 0;
+	}
+	if (j.initial && !j.built)
 		return PROBE_OWN;
 	if (j.untracked)
 		return probe_bad(PROBE_UNTRACKED, 0, &st->pending, &j);
@@ -1279,7 +1341,8 @@ static int probe_main(const char *fd, const char *was_joined,
 			owner_set(e, k);
 		}
 	}
-	judge_claimed(&j, predicted);
+	if (!j.built)
+		judge_claimed(&j, predicted);
 	m = j.mode & 3;
 	__atomic_fetch_add(&st->exec_ran[m], 1, __ATOMIC_SEQ_CST);
 	if (j.born >= PIDNS_ENFORCE || j.joined)
@@ -1315,8 +1378,14 @@ static int exec_probe(const struct where *w)
 	/* execve() claims what the task's PID namespace can, then judges. */
 	predicted = claims_predict(v.ino[NST_PID], &v, &uncertain);
 	judge(&v, &j);
-	/* A refusal is the rule's if an uncertain claim was not made */
-	judge_claimed(&j, predicted & ~uncertain);
+	judge_builder(&v, &j);
+	if (j.built) {
+		/* A builder's verdict comes first, and claims nothing */
+		predicted = uncertain = 0;
+	} else {
+		/* A refusal is the rule's if an uncertain claim was not made */
+		judge_claimed(&j, predicted & ~uncertain);
+	}
 	snprintf(claims, sizeof(claims), "%llu", (unsigned long long)predicted);
 	snprintf(maybe, sizeof(maybe), "%llu", (unsigned long long)uncertain);
 	st->pending = *w;

@@ -324,7 +324,12 @@ cell_ip_netns_exec() {
 }
 clean_ip_netns_exec() { ip netns delete mxtarget; }
 cell_nsenter_all_nofork() { /usr/bin/nsenter -t "$TARGET" --all --no-fork "$W/payload"; }
-cell_unshare_pmin_nofork() { /usr/bin/unshare --pid --mount --ipc --net "$W/payload"; }
+# The payload forks more than once, which a PID namespace whose init has
+# exited cannot give it: the builder executes a second unshare, which forks
+# the payload as the init.
+cell_unshare_pmin_nofork() {
+	/usr/bin/unshare --pid --mount --ipc --net /usr/bin/unshare --fork "$W/payload"
+}
 # --- bubblewrap ---------------------------------------------------------
 cell_bwrap_unshare_pid() { /usr/bin/bwrap --dev-bind / / --proc /proc --unshare-pid "$W/payload"; }
 cell_bwrap_unshare_all() { /usr/bin/bwrap --dev-bind / / --proc /proc --unshare-all "$W/payload"; }

@@ -108,8 +108,13 @@ struct oracle_verdict oracle(const struct oracle_case *c)
 		 * clone(2): the low byte is the exit signal, so CLONE_NEWTIME
 		 * (0x80) is not a flag there ("use clone3()"); policy.md, "The
 		 * ABI": nor is CLONE_NEWCONTAINER (0x40). Both only change the
-		 * exit signal, which the kernel does not validate for clone().
+		 * exit signal, which the kernel does not validate for clone();
+		 * but "an exit signal that it makes invalid
+		 * (CLONE_NEWCONTAINER | SIGCHLD, 81) is refused with EINVAL in
+		 * modes 1-3": with SIGCHLD (17), 0x40 always makes it invalid.
 		 */
+		if ((flags & ORACLE_NEWCONTAINER) && c->alias && c->mode != 0)
+			return refuse(EINVAL);
 		flags &= ~ORACLE_CSIGNAL;
 		break;
 	case ORACLE_CLONE3:

@@ -19,9 +19,11 @@ for i in 1 2 3; do /usr/bin/unshare --pid --fork true; done
 tap $? "pidns-report reads the trace and the counts"
 sed 's/^/# /' /tmp/table
 # Three verdicts a run of unshare (unshare, the init's fork, its execve()),
-# two of bwrap (clone, execve()).
+# three of bwrap (clone; the fork of its PID 1, bwrap itself, which runs
+# the program in a child with the host's IPC and network; that child's
+# execve()).
 output "unshare: 3 runs, 9 verdicts" "9 unshare,join,exec" -- awk '$1 == "/usr/bin/unshare" { print $3, $7 }' /tmp/table
-output "bwrap: 1 run, 2 verdicts" "2 clone,exec" -- awk '$1 == "/usr/bin/bwrap" { print $3, $7 }' /tmp/table
+output "bwrap: 1 run, 3 verdicts" "3 clone,join,exec" -- awk '$1 == "/usr/bin/bwrap" { print $3, $7 }' /tmp/table
 check "the record holds every event the kernel counted since boot" -- \
 	grep -q "^the record holds every event the kernel counted since boot$" /tmp/table
 tap_end
