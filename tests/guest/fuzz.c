@@ -276,6 +276,8 @@ struct state {
 	 * could be freed meanwhile (see pidns_unpinned()).
 	 */
 	uint64_t orphans, claims_uncertain;
+	uint64_t builder_unknown;	/* builders' execve() not judged */
+	uint64_t builder_judged;	/* builders' execve() judged */
 	/*
 	 * PID namespaces the test made (pidns_born()), and the hand-ups not
 	 * judged because a PID namespace made later had taken the freed
@@ -626,6 +628,7 @@ struct judgment {
 	bool untracked;		/* a namespace without a record */
 	bool refuse;		/* execve() must get EPERM */
 	uint64_t built;		/* CLONE_NEW* it shares with what it builds */
+	bool built_unknown;	/* a builder whose chain has no record */
 };
 
 /*
@@ -1208,7 +1211,10 @@ static void judge_claimed(struct judgment *j, uint64_t claims)
  * IPC or network namespace of that PID namespace, or of one between it
  * and its own", is refused in modes 2 and 3 (with the exemption of a PID
  * namespace that predates the mode, judged on the one it builds), before
- * any claim. Sets @j->built, and @j->refuse if it refuses.
+ * any claim, and is the execve()'s only verdict. Sets @j->built, and
+ * @j->refuse to what it says; @j->built_unknown if the table lacks a PID
+ * namespace on the way from pid_for_children up (a PID namespace that a
+ * setns() reached), where the model cannot tell.
  */
 static void judge_builder(const struct view *v, struct judgment *j)
 {
@@ -1234,10 +1240,14 @@ static void judge_builder(const struct view *v, struct judgment *j)
 		if (!o || o->type != NST_PID || o->mode >= PIDNS_ENFORCE)
 			old = false;
 	}
-	if (untracked)
-		j->untracked = true;
-	if (j->built && st->mode >= PIDNS_ENFORCE && !old)
-		j->refuse = true;
+	if (untracked) {
+		j->built = 0;
+		j->built_unknown = true;
+		__atomic_fetch_add(&st->builder_unknown, 1, __ATOMIC_SEQ_CST);
+		return;
+	}
+	if (j->built)
+		j->refuse = st->mode >= PIDNS_ENFORCE && !old;
 }
 
 /* Count a probe that is not what the state says, with @w and @j. */
@@ -1291,6 +1301,8 @@ static int probe_main(const char *fd, const char *was_joined,
 	}
 	judge(&v, &j);
 	judge_builder(&v, &j);
+	if (j.built_unknown)
+		return PROBE_OWN;
 	if (j.built) {
 		/* A builder's verdict comes first, and claims nothing */
 		if (j.untracked)
@@ -1379,7 +1391,9 @@ static int exec_probe(const struct where *w)
 	predicted = claims_predict(v.ino[NST_PID], &v, &uncertain);
 	judge(&v, &j);
 	judge_builder(&v, &j);
-	if (j.built) {
+	if (j.built)
+		__atomic_fetch_add(&st->builder_judged, 1, __ATOMIC_SEQ_CST);
+	if (j.built || j.built_unknown) {
 		/* A builder's verdict comes first, and claims nothing */
 		predicted = uncertain = 0;
 	} else {
@@ -1392,6 +1406,8 @@ static int exec_probe(const struct where *w)
 	snprintf(fd, sizeof(fd), "%d", memfd);
 	execv("/proc/self/exe", argv);
 	err = errno;
+	if (j.built_unknown)	/* either verdict may be the rule's */
+		return PROBE_REFUSED;
 	if (j.untracked)
 		return probe_bad(PROBE_UNTRACKED, err, w, &j);
 	if (err != EPERM)
@@ -2847,6 +2863,10 @@ static void report(uint64_t calls, uint64_t steps, int hung, int died)
 		 (unsigned long long)st->orphans,
 		 (unsigned long long)st->orphans_reused,
 		 (unsigned long long)st->claims_uncertain);
+	tap_case(st->builder_judged > 0,
+		 "builders: %llu execve() by a task that shares what it builds, judged by the rule before any claim (%llu not judged: a PID namespace between its pid_for_children and its own has no record)",
+		 (unsigned long long)st->builder_judged,
+		 (unsigned long long)st->builder_unknown);
 	report_races();
 	for (m = 0; m < 4; m++)
 		tap_diag("mode %d (%s): execve() in a non-initial PID namespace: %llu ran (%llu in one made in mode 2 or 3, %llu with a foreign namespace), %llu refused",
