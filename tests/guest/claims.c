@@ -176,6 +176,23 @@ static void __attribute__((noreturn)) try_exec_owner(int slot)
 	_exit(STILL);
 }
 
+/*
+ * A network namespace made here and pinned by the fd returned, which this
+ * process leaves at once: no task is in it (as "ip netns add" leaves one).
+ */
+static int pinned_netns(void)
+{
+	int old = ns_open(0, "net"), n;
+
+	if (old < 0 || unshare(CLONE_NEWNET))
+		_exit(101);
+	n = ns_open(0, "net");
+	if (n < 0 || setns(old, CLONE_NEWNET))
+		_exit(102);
+	close(old);
+	return n;
+}
+
 /* A pipe that one side waits on until the other writes a byte. */
 struct gate {
 	int fd[2];
@@ -430,17 +447,12 @@ static void seq_same_point(void)
 {
 	struct gate init_go, forked, h_ready;
 	pid_t b, h;
-	int n, old;
+	int n;
 
 	gate_make(&init_go);
 	gate_make(&forked);
 	gate_make(&h_ready);
-	old = ns_open(0, "net");
-	if (old < 0 || unshare(CLONE_NEWNET))
-		_exit(101);
-	n = ns_open(0, "net");
-	if (n < 0 || setns(old, CLONE_NEWNET))
-		_exit(102);
+	n = pinned_netns();
 	b = fork();
 	if (b == 0) {
 		pid_t init;
@@ -546,7 +558,24 @@ static void *thread_fn(void *arg)
 	return arg;
 }
 
-static void seq_window(void)
+/* fork() a child that exits at once; its errno in r->step[@slot] */
+static void fork_exit(int slot)
+{
+	pid_t k = fork();
+
+	if (k == 0)
+		_exit(0);
+	r->step[slot] = err_of(k);
+	if (k > 0)
+		waitpid(k, NULL, 0);
+}
+
+/*
+ * unshare(CLONE_NEWPID) alone and a fork: @fn runs in the init, which
+ * stage mode leaves with the host's namespaces until its execve(), and
+ * which ends by calling exec_self(@slot).
+ */
+static void staged_init(void (*fn)(void), int slot)
 {
 	pid_t b = fork();
 
@@ -556,36 +585,35 @@ static void seq_window(void)
 		if (unshare(CLONE_NEWPID))
 			_exit(101);
 		init = fork();
-		if (init == 0) {
-			pthread_t th;
-			long before = pidns_judged("join");
-			pid_t k = fork();
-
-			if (k == 0)
-				_exit(0);
-			r->step[0] = err_of(k);
-			if (k > 0)
-				waitpid(k, NULL, 0);
-			r->counted = pidns_judged("join") - before;
-			r->step[1] = pthread_create(&th, NULL, thread_fn, NULL);
-			if (!r->step[1])
-				pthread_join(th, NULL);
-			if (unshare(NS_COUPLED))
-				_exit(102);
-			k = fork();
-			if (k == 0)
-				_exit(0);
-			r->step[2] = err_of(k);
-			if (k > 0)
-				waitpid(k, NULL, 0);
-			exec_self(3);
-		}
+		if (init == 0)
+			fn();
 		if (init < 0)
 			_exit(103);
-		r->step[3] = exec_result(wait_status(init), 3);
+		r->step[slot] = exec_result(wait_status(init), slot);
 		_exit(0);
 	}
 	waitpid(b, NULL, 0);
+}
+
+static void window_init(void)
+{
+	long before = pidns_judged("join");
+	pthread_t th;
+
+	fork_exit(0);
+	r->counted = pidns_judged("join") - before;
+	r->step[1] = pthread_create(&th, NULL, thread_fn, NULL);
+	if (!r->step[1])
+		pthread_join(th, NULL);
+	if (unshare(NS_COUPLED))
+		_exit(102);
+	fork_exit(2);
+	exec_self(3);
+}
+
+static void seq_window(void)
+{
+	staged_init(window_init, 3);
 }
 
 /*
@@ -597,54 +625,36 @@ static void seq_window(void)
  */
 static void *nested_fn(void *arg)
 {
-	pid_t k;
-
 	(void)arg;
 	if (unshare(CLONE_NEWPID)) {
 		r->step[1] = 1000 + errno;
 		return NULL;
 	}
-	k = fork();
+	fork_exit(1);
+	return NULL;
+}
+
+static void nested_init(void)
+{
+	pthread_t th;
+	pid_t k = raw_clone(false, CLONE_NEWPID);
+
 	if (k == 0)
 		_exit(0);
-	r->step[1] = err_of(k);
+	r->step[0] = err_of(k);
 	if (k > 0)
 		waitpid(k, NULL, 0);
-	return NULL;
+	if (pthread_create(&th, NULL, nested_fn, NULL))
+		_exit(102);
+	pthread_join(th, NULL);
+	if (unshare(NS_COUPLED))
+		_exit(103);
+	exec_self(2);
 }
 
 static void seq_window_nested(void)
 {
-	pid_t b = fork();
-
-	if (b == 0) {
-		pid_t init;
-
-		if (unshare(CLONE_NEWPID))
-			_exit(101);
-		init = fork();
-		if (init == 0) {
-			pthread_t th;
-			pid_t k = raw_clone(false, CLONE_NEWPID);
-
-			if (k == 0)
-				_exit(0);
-			r->step[0] = err_of(k);
-			if (k > 0)
-				waitpid(k, NULL, 0);
-			if (pthread_create(&th, NULL, nested_fn, NULL))
-				_exit(102);
-			pthread_join(th, NULL);
-			if (unshare(NS_COUPLED))
-				_exit(103);
-			exec_self(2);
-		}
-		if (init < 0)
-			_exit(104);
-		r->step[2] = exec_result(wait_status(init), 2);
-		_exit(0);
-	}
-	waitpid(b, NULL, 0);
+	staged_init(nested_init, 2);
 }
 
 /* Send @fd over @sock */
@@ -744,15 +754,10 @@ static void seq_builder_nested(void)
  */
 static void seq_exec_claim(void)
 {
-	int n, old;
 	pid_t b;
+	int n;
 
-	old = ns_open(0, "net");
-	if (old < 0 || unshare(CLONE_NEWNET))
-		_exit(101);
-	n = ns_open(0, "net");
-	if (n < 0 || setns(old, CLONE_NEWNET))
-		_exit(102);
+	n = pinned_netns();
 	b = fork();
 	if (b == 0) {
 		pid_t i;
@@ -832,7 +837,7 @@ static pid_t joiner(int net, int done)
 static void seq_pending(void)
 {
 	struct gate d_done, d2_done, owned, go;
-	int sv[2], n, n2, old, uffd;
+	int sv[2], n, n2, uffd;
 	struct uffd_msg msg;
 	pid_t b, d = -1, d2 = -1;
 	void *page;
@@ -841,11 +846,9 @@ static void seq_pending(void)
 	gate_make(&d2_done);
 	gate_make(&owned);
 	gate_make(&go);
-	old = ns_open(0, "net");
-	if (old < 0 || unshare(CLONE_NEWNET) || (n = ns_open(0, "net")) < 0 ||
-	    unshare(CLONE_NEWNET) || (n2 = ns_open(0, "net")) < 0 ||
-	    setns(old, CLONE_NEWNET) ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+	n = pinned_netns();
+	n2 = pinned_netns();
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
 		_exit(101);
 	b = fork();
 	if (b == 0) {
