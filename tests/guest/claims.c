@@ -26,6 +26,9 @@
  *    execve(), with and without the PID namespace's init alive, and after
  *    it joins a PID namespace nested in the one it built (builder-nested);
  *    a builder's refused execve() claims nothing (exec-claim);
+ *  - builder-own: a builder's own state is judged as well: the init of a
+ *    PID namespace that predates the mode, in a new container's network
+ *    namespace, is refused at execve() whether or not it builds one;
  *  - window: stage mode's window is PID 1 alone until its execve(): a
  *    fork inside the new PID namespace while it still shares the host's
  *    namespaces is judged (a thread is not a new process, and is not);
@@ -519,6 +522,56 @@ static void seq_exemption(void)
 	st = wait_status(c);
 	r->step[2] = exec_result(st, 2);
 	set_mode(mode);
+}
+
+/*
+ * builder-own. A new container C is made in mode @raised and owns its
+ * network namespace. In mode 1, the init I of a coupled PID namespace P
+ * made then (so P predates the raise) enters C's network namespace; with
+ * @builds, it also unshares NEWPID|NEWNS, which makes it the builder of a
+ * PID namespace P2 that predates the raise too, and gives it P2's mount
+ * namespace. The mode is raised, and I executes: it runs in P sharing a
+ * new container's network namespace from outside, whatever it builds, so
+ * it is refused either way (a builder's verdict does not replace its own).
+ */
+static bool builds;
+
+static void seq_builder_own(void)
+{
+	struct gate go, ready;
+	pid_t c, i;
+	int net, st;
+
+	gate_make(&go);
+	gate_make(&ready);
+	set_mode(raised);
+	c = raw_clone(true, CLONE_NEWPID | NS_COUPLED);
+	if (c == 0)
+		linger();
+	if (c < 0)
+		_exit(101);
+	net = ns_open(c, "net");
+	if (net < 0)
+		_exit(102);
+	set_mode(PIDNS_WARN);
+	i = raw_clone(true, CLONE_NEWPID | NS_COUPLED);
+	if (i == 0) {
+		r->step[0] = err_of(setns(net, CLONE_NEWNET));
+		if (builds)
+			r->step[1] = err_of(unshare(CLONE_NEWPID | CLONE_NEWNS));
+		gate_open(&ready);
+		gate_wait(&go);
+		exec_self(2);
+	}
+	if (i < 0)
+		_exit(103);
+	gate_wait(&ready);
+	set_mode(raised);
+	gate_open(&go);
+	st = wait_status(i);
+	r->step[2] = exec_result(st, 2);
+	set_mode(mode);
+	reap(c);
 }
 
 /*
@@ -1099,6 +1152,7 @@ int main(int argc, char **argv)
 	static const char *const l_join[] = { "joiner's fork" };
 	static const char *const l_point[] = { "unshare, setns", "init's fork", "init's exec" };
 	static const char *const l_exempt[] = { "setns net", "setns ipc", "exec" };
+	static const char *const l_bown[] = { "setns net", "unshare NEWPID|NEWNS", "exec" };
 	static const char *const l_builder[] = { "unshare", "init's fork", "builder's exec" };
 	static const char *const l_window[] = { "init's fork", "thread", "fork once isolated", "exec" };
 	static const char *const l_nested[] = { "init's clone(NEWPID)", "unshare(NEWPID) and fork, from a thread", "exec once isolated" };
@@ -1165,6 +1219,19 @@ int main(int argc, char **argv)
 			run(seq_exemption);
 			steps("exemption: the init of a container made coupled in mode 1, after the mode is raised, setns into the host's net and ipc, exec",
 			      l_exempt, (int[]){ EPERM, EPERM, 0 }, 3);
+		}
+
+		if (mode >= PIDNS_ENFORCE) {
+			for (builds = false; ; builds = true) {
+				raised = mode;
+				run(seq_builder_own);
+				steps(builds ?
+				      "builder-own: in mode 1 the init of a PID namespace enters a new container's netns and unshares NEWPID|NEWNS; after the raise it execs as a builder of a PID namespace that predates the mode" :
+				      "builder-own: in mode 1 the init of a PID namespace enters a new container's netns; after the raise it execs",
+				      l_bown, (int[]){ 0, builds ? 0 : NONE, EPERM }, 3);
+				if (builds)
+					break;
+			}
 		}
 
 		for (with_init = false; ; with_init = true) {

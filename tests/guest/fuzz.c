@@ -629,6 +629,7 @@ struct judgment {
 	bool refuse;		/* execve() must get EPERM */
 	uint64_t built;		/* CLONE_NEW* it shares with what it builds */
 	bool built_unknown;	/* a builder whose chain has no record */
+	bool built_refuse;	/* the builder's verdict: execve() gets EPERM */
 };
 
 /*
@@ -1211,8 +1212,8 @@ static void judge_claimed(struct judgment *j, uint64_t claims)
  * IPC or network namespace of that PID namespace, or of one between it
  * and its own", is refused in modes 2 and 3 (with the exemption of a PID
  * namespace that predates the mode, judged on the one it builds), before
- * any claim, and is the execve()'s only verdict. Sets @j->built, and
- * @j->refuse to what it says; @j->built_unknown if the table lacks a PID
+ * any claim; if it accepts, the task's own state is judged as any
+ * execve()'s. Sets @j->built, and @j->built_refuse to what it says; @j->built_unknown if the table lacks a PID
  * namespace on the way from pid_for_children up (a PID namespace that a
  * setns() reached), where the model cannot tell.
  */
@@ -1247,7 +1248,7 @@ static void judge_builder(const struct view *v, struct judgment *j)
 		return;
 	}
 	if (j->built)
-		j->refuse = st->mode >= PIDNS_ENFORCE && !old;
+		j->built_refuse = st->mode >= PIDNS_ENFORCE && !old;
 }
 
 /* Count a probe that is not what the state says, with @w and @j. */
@@ -1281,7 +1282,7 @@ static int probe_bad(int code, int err, const struct where *w,
  * It prints nothing (its stdout is the TAP stream).
  */
 static int probe_main(const char *fd, const char *was_joined,
-		      const char *claims, const char *maybe)
+		      const char *claims, const char *maybe, const char *pidc)
 {
 	uint64_t predicted = claims ? strtoull(claims, NULL, 10) : 0;
 	uint64_t uncertain = maybe ? strtoull(maybe, NULL, 10) : 0;
@@ -1295,6 +1296,11 @@ static int probe_main(const char *fd, const char *was_joined,
 	if (st == MAP_FAILED)
 		return PROBE_FAILED;
 	joined = was_joined && !strcmp(was_joined, "1");
+	/*
+	 * The caller's pid_for_children, which /proc may not show before
+	 * its init: the record knows it by the number the caller used.
+	 */
+	pidc_named = pidc ? strtoull(pidc, NULL, 10) : 0;
 	if (view_read(&v) < 0) {
 		memset(&j, 0, sizeof(j));
 		return probe_bad(PROBE_FAILED, errno, &st->pending, &j);
@@ -1303,14 +1309,12 @@ static int probe_main(const char *fd, const char *was_joined,
 	judge_builder(&v, &j);
 	if (j.built_unknown)
 		return PROBE_OWN;
-	if (j.built) {
-		/* A builder's verdict comes first, and claims nothing */
+	if (j.built && j.built_refuse) {
+		/* A builder's refusal comes first */
 		if (j.untracked)
 			return probe_bad(PROBE_UNTRACKED, 0, &st->pending, &j);
-		if (j.refuse)
-			return probe_bad(PROBE_VIOLATED, 0, &st->pending, &j);
-		predicted = uncertain = 0;
-		j.foreign = 0;
+		j.refuse = true;
+		return probe_bad(PROBE_VIOLATED, 0, &st->pending, &j);
 	}
 	if (j.initial && !j.built)
 		return PROBE_OWN;
@@ -1353,8 +1357,7 @@ static int probe_main(const char *fd, const char *was_joined,
 			owner_set(e, k);
 		}
 	}
-	if (!j.built)
-		judge_claimed(&j, predicted);
+	judge_claimed(&j, predicted);
 	m = j.mode & 3;
 	__atomic_fetch_add(&st->exec_ran[m], 1, __ATOMIC_SEQ_CST);
 	if (j.born >= PIDNS_ENFORCE || j.joined)
@@ -1375,9 +1378,9 @@ static int probe_main(const char *fd, const char *was_joined,
  */
 static int exec_probe(const struct where *w)
 {
-	char fd[16], claims[24], maybe[24];
+	char fd[16], claims[24], maybe[24], pidc[24];
 	char *argv[] = { "fuzz", PROBE_ARG, fd, joined ? "1" : "0", claims,
-			 maybe, NULL };
+			 maybe, pidc, NULL };
 	struct judgment j;
 	uint64_t predicted, uncertain;
 	struct view v;
@@ -1393,15 +1396,17 @@ static int exec_probe(const struct where *w)
 	judge_builder(&v, &j);
 	if (j.built)
 		__atomic_fetch_add(&st->builder_judged, 1, __ATOMIC_SEQ_CST);
-	if (j.built || j.built_unknown) {
-		/* A builder's verdict comes first, and claims nothing */
+	if (j.built_unknown || j.built_refuse) {
+		/* A builder's refusal comes first, and claims nothing */
 		predicted = uncertain = 0;
+		j.refuse = j.built_refuse;
 	} else {
 		/* A refusal is the rule's if an uncertain claim was not made */
 		judge_claimed(&j, predicted & ~uncertain);
 	}
 	snprintf(claims, sizeof(claims), "%llu", (unsigned long long)predicted);
 	snprintf(maybe, sizeof(maybe), "%llu", (unsigned long long)uncertain);
+	snprintf(pidc, sizeof(pidc), "%llu", (unsigned long long)v.ino[NST_PIDC]);
 	st->pending = *w;
 	snprintf(fd, sizeof(fd), "%d", memfd);
 	execv("/proc/self/exe", argv);
@@ -1692,7 +1697,7 @@ static const char *letters(uint64_t flags, char *buf, size_t len)
 
 	for (i = 0; i < ns_flags_count && n + 1 < len; i++)
 		if (flags & ns_flags[i].bit)
-			buf[n++] = ns_flags[i].opt;
+			buf[n++] = ns_flags[i].opt ?: 'c';
 	if (!n && len > 1)
 		buf[n++] = '0';
 	buf[n] = '\0';
@@ -2942,7 +2947,8 @@ int main(int argc, char **argv)
 	if (argc > 2 && !strcmp(argv[1], PROBE_ARG))
 		return probe_main(argv[2], argc > 3 ? argv[3] : NULL,
 				  argc > 4 ? argv[4] : NULL,
-				  argc > 5 ? argv[5] : NULL);
+				  argc > 5 ? argv[5] : NULL,
+				  argc > 6 ? argv[6] : NULL);
 
 	printf("TAP version 13\n");
 	for (i = 0; i < ns_flags_count; i++) {
