@@ -47,6 +47,7 @@ enum {
 	OPT_OWNERS,
 	OPT_SHARE,
 	OPT_ROOT,
+	OPT_FLAG_BASE,	/* + the index of a flag without a short option */
 };
 
 /*
@@ -84,9 +85,13 @@ static void __attribute__((noreturn)) usage(void)
 	       " %s [options] [--] [<program> [<argument>...]]\n\n"
 	       "Run a program (default /bin/sh) in new namespaces.\n\n"
 	       "Options:\n", program_invocation_short_name);
-	for (i = 0; i < ns_flags_count; i++)
-		printf(" -%c, --%-20s %s\n", ns_flags[i].opt,
-		       ns_flags[i].longopt, ns_flags[i].help);
+	for (i = 0; i < ns_flags_count; i++) {
+		if (ns_flags[i].opt)
+			printf(" -%c, ", ns_flags[i].opt);
+		else
+			printf("     ");
+		printf("--%-20s %s\n", ns_flags[i].longopt, ns_flags[i].help);
+	}
 	printf(" -r, --map-root-user        map the current user to root (implies -U)\n"
 	       "     --mount-proc           mount a new /proc (implies -m)\n"
 	       "     --share=<list>         with --container, keep the host's instead of a\n"
@@ -209,8 +214,11 @@ static void list_flags(void)
 	for (i = 0; i < ns_flags_count; i++) {
 		char opt[32];
 
-		snprintf(opt, sizeof(opt), "-%c/--%s", ns_flags[i].opt,
-			 ns_flags[i].longopt);
+		if (ns_flags[i].opt)
+			snprintf(opt, sizeof(opt), "-%c/--%s", ns_flags[i].opt,
+				 ns_flags[i].longopt);
+		else
+			snprintf(opt, sizeof(opt), "--%s", ns_flags[i].longopt);
 		printf("%-20s 0x%08llx %-16s %s\n", ns_flags[i].name,
 		       (unsigned long long)ns_flags[i].bit, opt,
 		       ns_flags[i].nsfile ? ns_flags[i].nsfile : "-");
@@ -376,26 +384,128 @@ static int wait_pidfd(int pidfd)
 	return 128 + info.si_status;
 }
 
+/*
+ * The mount, IPC and network namespaces of this process that belong to a
+ * PID namespace other than its own (NS_GET_PIDNS_OWNER, which needs no
+ * privilege), as CLONE_NEW* flags; @pid gets the inode of its PID
+ * namespace and @owner that of the last foreign owner. 0 if the kernel
+ * does not say.
+ */
+static uint64_t shared_outside(unsigned long long *pid,
+			       unsigned long long *owner)
+{
+	static const struct {
+		const char *file;
+		uint64_t flag;
+	} own[] = {
+		{ "/proc/self/ns/mnt", CLONE_NEWNS },
+		{ "/proc/self/ns/ipc", CLONE_NEWIPC },
+		{ "/proc/self/ns/net", CLONE_NEWNET },
+	};
+	uint64_t shared = 0;
+	struct stat st;
+	size_t i;
+
+	if (stat("/proc/self/ns/pid", &st) < 0)
+		return 0;
+	*pid = (unsigned long long)st.st_ino;
+	for (i = 0; i < sizeof(own) / sizeof(*own); i++) {
+		struct ns_pidns_owner o;
+		int fd = open(own[i].file, O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0)
+			continue;
+		if (!ioctl(fd, NS_GET_PIDNS_OWNER, &o) && o.pidns != *pid) {
+			shared |= own[i].flag;
+			*owner = (unsigned long long)o.pidns;
+		}
+		close(fd);
+	}
+	return shared;
+}
+
+/* "mount, IPC and network namespaces", of the coupled flags in @flags */
+static const char *ns_words(uint64_t flags, char *buf, size_t len)
+{
+	const char *w[3];
+	int n = 0;
+
+	if (flags & CLONE_NEWNS)
+		w[n++] = "mount";
+	if (flags & CLONE_NEWIPC)
+		w[n++] = "IPC";
+	if (flags & CLONE_NEWNET)
+		w[n++] = "network";
+	if (n == 3)
+		snprintf(buf, len, "%s, %s and %s namespaces", w[0], w[1], w[2]);
+	else if (n == 2)
+		snprintf(buf, len, "%s and %s namespaces", w[0], w[1]);
+	else
+		snprintf(buf, len, "%s namespace", n ? w[0] : "no");
+	return buf;
+}
+
+/* "kernel.pidns_coupling=2 (enforce)" */
+static const char *mode_label(int mode, char *buf, size_t len)
+{
+	snprintf(buf, len, "kernel.pidns_coupling=%d (%s)", mode,
+		 pidns_mode_name(mode));
+	return buf;
+}
+
+/*
+ * After a refusal with @err of a request for @flags (@what: "clone3",
+ * "execve"), explain on a line of its own whether kernel.pidns_coupling
+ * made it, and what to add. From what any user can read: the mode, the
+ * call, the errno and the owners of this process's own namespaces.
+ */
+static void explain(const char *what, uint64_t flags, int err)
+{
+	int mode = pidns_mode_read();
+	uint64_t f = ns_expand(flags), missing = ns_missing(f), shared;
+	unsigned long long pid = 0, owner = 0;
+	char label[64], names[128], opts[32];
+
+	if (mode == PIDNS_ABSENT && err == EINVAL &&
+	    (flags & CLONE_NEWCONTAINER)) {
+		warnx("this kernel has no kernel.pidns_coupling, and so no --container (CLONE_NEWCONTAINER): use -p -m -i -n");
+		return;
+	}
+	if (mode < PIDNS_ENFORCE)
+		return;
+	mode_label(mode, label, sizeof(label));
+	if (err == EINVAL && (f & CLONE_NEWPID) && missing &&
+	    mode == PIDNS_ENFORCE) {
+		ns_flags_str(missing, ", ", " and ", names, sizeof(names));
+		ns_flags_opts(missing, opts, sizeof(opts));
+		warnx("%s refuses CLONE_NEWPID without %s in the same call: add %s, or use --container",
+		      label, names, opts);
+		return;
+	}
+	shared = shared_outside(&pid, &owner);
+	if (!shared)
+		return;	/* not the policy's: nothing of this process is shared */
+	ns_words(shared, names, sizeof(names));
+	ns_flags_opts(shared, opts, sizeof(opts));
+	if (err == EPERM && !strcmp(what, "execve"))
+		warnx("%s refuses to run a program in pid:[%llu] while its %s %s to pid:[%llu], outside it: add %s, or use --container",
+		      label, pid, names,
+		      shared & (shared - 1) ? "belong" : "belongs", owner, opts);
+	else if (err == EINVAL && (f & CLONE_NEWPID))
+		warnx("%s refuses a new PID namespace's init forked by a process whose %s %s to pid:[%llu], outside its own pid:[%llu]: run nsclone from a process that shares none",
+		      label, names,
+		      shared & (shared - 1) ? "belong" : "belongs", owner, pid);
+}
+
 /* Report a refused request; explain it if the coupling policy refused it. */
 static void __attribute__((noreturn))
 refused(enum syscall_kind kind, uint64_t flags)
 {
 	int e = errno;
-	uint64_t missing = ns_missing(flags);
-	char req[256], coupled[128], miss[128], opts[32];
 
-	ns_flags_str(flags, "|", "|", req, sizeof(req));
-	if (e == EINVAL && missing && pidns_mode_read() == PIDNS_ENFORCE) {
-		ns_flags_str(NS_COUPLED, ", ", " and ", coupled,
-			     sizeof(coupled));
-		ns_flags_str(missing, ", ", ", ", miss, sizeof(miss));
-		ns_flags_opts(missing, opts, sizeof(opts));
-		errx(EXIT_FAILURE,
-		     "%s(%s): %s: kernel.pidns_coupling=2 requires %s with CLONE_NEWPID (missing: %s); add %s or use --container",
-		     syscall_names[kind], req, strerror(e), coupled, miss, opts);
-	}
-	errno = e;
-	err(EXIT_FAILURE, "%s(%s)", syscall_names[kind], req);
+	warn("%s failed", syscall_names[kind]);
+	explain(syscall_names[kind], flags, e);
+	exit(EXIT_FAILURE);
 }
 
 static void write_file(const char *path, const char *text)
@@ -490,6 +600,7 @@ run_child(uint64_t flags, int mount_proc, unsigned int share,
 	  const char *root, char **argv)
 {
 	uint64_t f = ns_expand(flags);
+	int e;
 
 	if (f & CLONE_NEWNS) {
 		/* Before any mount, so that none reaches the host's tree. */
@@ -517,8 +628,10 @@ run_child(uint64_t flags, int mount_proc, unsigned int share,
 		  NULL) < 0)
 		err(EXIT_FAILURE, "cannot mount /proc");
 	execvp(argv[0], argv);
+	e = errno;
 	warn("failed to execute %s", argv[0]);
-	_exit(errno == ENOENT ? 127 : 126);
+	explain("execve", flags, e);
+	_exit(e == ENOENT ? 127 : 126);
 }
 
 static int wait_child(pid_t pid)
@@ -569,16 +682,20 @@ int main(int argc, char **argv)
 	    sizeof(longopts) / sizeof(*longopts) ||
 	    ns_flags_count + strlen(optstring) >= sizeof(optstring))
 		errx(EXIT_FAILURE, "internal error: option tables too small");
+	/* A flag without a short option is its index past CHAR_MAX's options. */
 	for (i = 0; i < ns_flags_count; i++) {
+		int val = ns_flags[i].opt ?: OPT_FLAG_BASE + (int)i;
+
 		longopts[i] = (struct option){ ns_flags[i].longopt, no_argument,
-					       NULL, ns_flags[i].opt };
-		optstring[strlen(optstring)] = ns_flags[i].opt;
+					       NULL, val };
+		if (ns_flags[i].opt)
+			optstring[strlen(optstring)] = ns_flags[i].opt;
 	}
 	memcpy(longopts + i, other_opts, sizeof(other_opts));
 
 	while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
 		for (i = 0; i < ns_flags_count; i++)
-			if (c == ns_flags[i].opt)
+			if (c == (ns_flags[i].opt ?: OPT_FLAG_BASE + (int)i))
 				break;
 		if (i < ns_flags_count) {
 			flags |= ns_flags[i].bit;
@@ -674,8 +791,13 @@ int main(int argc, char **argv)
 			map_root(0, uid, gid);
 		fflush(NULL);
 		pid = fork();
-		if (pid < 0)
-			err(EXIT_FAILURE, "fork");
+		if (pid < 0) {
+			int e = errno;
+
+			warn("fork failed");
+			explain("fork", flags, e);
+			exit(EXIT_FAILURE);
+		}
 		if (pid > 0 && ids) {
 			pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 			if (pidfd < 0)

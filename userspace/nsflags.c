@@ -26,7 +26,7 @@ const struct ns_flag ns_flags[] = {
 	  "new cgroup namespace" },
 	{ "CLONE_NEWTIME", CLONE_NEWTIME, 'T', "time", "time",
 	  "new time namespace (not with --syscall=clone)" },
-	{ "CLONE_NEWCONTAINER", CLONE_NEWCONTAINER, 'c', "container", NULL,
+	{ "CLONE_NEWCONTAINER", CLONE_NEWCONTAINER, 0, "container", NULL,
 	  "CLONE_NEWCONTAINER: new PID, mount, IPC and network namespaces" },
 };
 

@@ -50,7 +50,7 @@ enum pidns_mode {
 struct ns_flag {
 	const char *name;	/* CLONE_NEWPID */
 	uint64_t bit;
-	char opt;		/* nsclone's short option */
+	char opt;		/* nsclone's short option, 0 for none */
 	const char *longopt;	/* nsclone's long option */
 	const char *nsfile;	/* entry in /proc/PID/ns, NULL for the alias */
 	const char *help;	/* nsclone --help text */

@@ -7,9 +7,9 @@
  * network namespaces. A new mount namespace is a copy of the host's mount
  * tree: whatever the host has mounted is still there, shared. For each way
  * of making a container in the guest (util-linux's "unshare -p -m -i -n
- * -f", the same with the host's propagation kept, nsclone -c with its
- * defaults, nsclone -c --share=all, which keeps
- * the host's mounts as nsclone did before, and nsclone -c --root=DIR), in
+ * -f", the same with the host's propagation kept, nsclone --container with its
+ * defaults, nsclone --container --share=all, which keeps
+ * the host's mounts as nsclone did before, and nsclone --container --root=DIR), in
  * enforce mode, where all of them are accepted, each channel is tried:
  *  - a PID lock file in /tmp, /run, /var/lock and $HOME (/root): the
  *    container writes getpid() and its PID namespace's inode; the host
@@ -61,18 +61,18 @@ enum kind { K_UNSHARE, K_UNCHANGED, K_NSCLONE, K_SHARED, K_ROOT, K_NR };
 static const char *const kind_names[K_NR] = {
 	"unshare -p -m -i -n -f",
 	"unshare ... --propagation unchanged",
-	"nsclone -c",
-	"nsclone -c --share=all",
-	"nsclone -c --root=" NEWROOT,
+	"nsclone --container",
+	"nsclone --container --share=all",
+	"nsclone --container --root=" NEWROOT,
 };
 
 static const char *const launchers[K_NR][10] = {
 	{ "/usr/bin/unshare", "-p", "-m", "-i", "-n", "-f", "--", NULL },
 	{ "/usr/bin/unshare", "-p", "-m", "-i", "-n", "-f",
 	  "--propagation=unchanged", "--", NULL },
-	{ "/bin/nsclone", "-c", "--", NULL },
-	{ "/bin/nsclone", "-c", "--share=all", "--", NULL },
-	{ "/bin/nsclone", "-c", "--root=" NEWROOT, "--", NULL },
+	{ "/bin/nsclone", "--container", "--", NULL },
+	{ "/bin/nsclone", "--container", "--share=all", "--", NULL },
+	{ "/bin/nsclone", "--container", "--root=" NEWROOT, "--", NULL },
 };
 
 enum channel {

@@ -6,7 +6,30 @@
 . /tests/tap.sh
 echo "TAP version 13"
 
-MSG="nsclone: clone3(CLONE_NEWPID|CLONE_NEWNS): Invalid argument: kernel.pidns_coupling=2 requires CLONE_NEWNS, CLONE_NEWIPC and CLONE_NEWNET with CLONE_NEWPID (missing: CLONE_NEWIPC, CLONE_NEWNET); add -i -n or use --container"
+# explained DESCRIPTION STATUS EXPECTED -- COMMAND...: COMMAND exits STATUS
+# and prints EXPECTED, namespace inodes ([N]) aside: util-linux's
+# "nsclone: clone3 failed: Invalid argument", then the policy's line.
+explained() {
+	desc=$1
+	want_st=$2
+	want=$3
+	shift 4
+	out=$("$@" 2>&1)
+	st=$?
+	got=$(printf '%s\n' "$out" | sed 's/\[[0-9][0-9]*\]/[N]/g')
+	if [ $st -eq "$want_st" ] && [ "$got" = "$want" ]; then
+		tap 0 "$desc"
+	else
+		tap 1 "$desc"
+		echo "# exit $st (wanted $want_st), wanted output:"
+		printf '%s\n' "$want" | sed 's/^/#   /'
+		printf '%s\n' "$out" | sed 's/^/# /'
+	fi
+}
+EINVAL_2="nsclone: clone3 failed: Invalid argument
+nsclone: kernel.pidns_coupling=2 (enforce) refuses CLONE_NEWPID without CLONE_NEWIPC and CLONE_NEWNET in the same call: add -i -n, or use --container"
+EPERM_3="nsclone: failed to execute true: Operation not permitted
+nsclone: kernel.pidns_coupling=3 (stage) refuses to run a program in pid:[N] while its mount, IPC and network namespaces belong to pid:[N], outside it: add -m -i -n, or use --container"
 
 # Warn mode first: its log line must not be lost to the rate limit that
 # the refusals below run into.
@@ -33,19 +56,23 @@ output "enforce: bwrap --unshare-pid --unshare-ipc --unshare-net runs as pid 2 (
 check "enforce: bwrap --unshare-net brings up loopback in its new net namespace" -- \
 	/usr/bin/bwrap --dev-bind / / --unshare-pid --unshare-ipc --unshare-net sh -c 'ip link show lo | grep -q UP'
 check "enforce: lsns lists namespaces" -- /usr/bin/lsns -t pid
-refuse "enforce: nsclone explains the refusal" "$MSG" -- /bin/nsclone -p -m true
-output "enforce: nsclone -c --mount-proc runs as pid 1" "1" -- \
-	/bin/nsclone -c --mount-proc sh -c 'echo $$'
+explained "enforce: nsclone explains the refusal" 1 "$EINVAL_2" -- /bin/nsclone -p -m true
+explained "enforce: nsclone explains the refusal to a user without privilege" 1 "$EINVAL_2" -- \
+	su -s /bin/sh user -c '/bin/nsclone -r -p -m true'
+explained "enforce: nsclone -s unshare explains the refusal" 1 "$(printf '%s\n' "$EINVAL_2" | sed 's/clone3 failed/unshare failed/')" -- \
+	/bin/nsclone -s unshare -p -m true
+output "enforce: nsclone --container --mount-proc runs as pid 1" "1" -- \
+	/bin/nsclone --container --mount-proc sh -c 'echo $$'
 output "enforce: nsclone -s unshare -p -m -i -n runs as pid 1" "1" -- \
 	/bin/nsclone -s unshare -p -m -i -n --mount-proc sh -c 'echo $$'
-output "enforce: nsclone -r -c runs as root of a user namespace" "0 1" -- \
-	/bin/nsclone -r -c --mount-proc sh -c 'echo $(id -u) $$'
-refuse "enforce: nsclone -s clone -p is refused" "nsclone: clone(CLONE_NEWPID): Invalid argument: kernel.pidns_coupling=2 requires" -- \
+output "enforce: nsclone -r --container runs as root of a user namespace" "0 1" -- \
+	/bin/nsclone -r --container --mount-proc sh -c 'echo $(id -u) $$'
+explained "enforce: nsclone -s clone -p is refused and explained" 1 "$(printf '%s\n' "$EINVAL_2" | sed 's/clone3 failed/clone failed/; s/without CLONE_NEWIPC and CLONE_NEWNET/without CLONE_NEWNS, CLONE_NEWIPC and CLONE_NEWNET/; s/add -i -n/add -m -i -n/')" -- \
 	/bin/nsclone -s clone -p true
 output "enforce: nsclone exits with the command's status" "exit 7" -- \
-	sh -c '/bin/nsclone -c sh -c "exit 7"; echo "exit $?"'
+	sh -c '/bin/nsclone --container sh -c "exit 7"; echo "exit $?"'
 output "enforce: nsclone exits 127 when the command is missing" "exit 127" -- \
-	sh -c '/bin/nsclone -c /nonexistent 2>/dev/null; echo "exit $?"'
+	sh -c '/bin/nsclone --container /nonexistent 2>/dev/null; echo "exit $?"'
 output "enforce: nsclone --policy" \
 	"kernel.pidns_coupling = 2 (enforce): CLONE_NEWPID without CLONE_NEWNS, CLONE_NEWIPC and CLONE_NEWNET is refused with EINVAL" -- \
 	/bin/nsclone --policy
@@ -58,13 +85,27 @@ check "enforce: nsclone --matrix -s unshare refuses exactly the 7 uncoupled pid 
 check "enforce: nsclone --matrix --json is JSON with the verdicts" -- \
 	sh -c '/bin/nsclone --matrix --json | tr -d " \n" | grep -q "{\"flags\":\"pid\",\"mask\":\"0x20000000\",\"syscall\":\"clone3\",\"result\":\"refused\",\"errno\":\"EINVAL\"}"'
 check "enforce: nsclone --show-ids prints NSpid at both levels, the pid namespace and a pidfd" -- \
-	sh -c 'o=$(/bin/nsclone -c --show-ids true) && echo "$o" | grep -Eq "^nsclone: NSpid:[[:space:]]+[0-9]+[[:space:]]+1$" && echo "$o" | grep -Eq "^nsclone: pid namespace: [0-9]+:[0-9]+ inode [0-9]+ " && echo "$o" | grep -Eq "^nsclone: pidfd: [0-9]+ "'
+	sh -c 'o=$(/bin/nsclone --container --show-ids true) && echo "$o" | grep -Eq "^nsclone: NSpid:[[:space:]]+[0-9]+[[:space:]]+1$" && echo "$o" | grep -Eq "^nsclone: pid namespace: [0-9]+:[0-9]+ inode [0-9]+ " && echo "$o" | grep -Eq "^nsclone: pidfd: [0-9]+ "'
 check "enforce: nsclone --show-ids names the child's pid namespace inode" -- \
-	sh -c 'o=$(/bin/nsclone -c --show-ids readlink /proc/self/ns/pid) && ino=$(echo "$o" | sed -n "s/.* inode \([0-9]*\) .*/\1/p") && echo "$o" | grep -q "^pid:\[$ino\]$"'
+	sh -c 'o=$(/bin/nsclone --container --show-ids readlink /proc/self/ns/pid) && ino=$(echo "$o" | sed -n "s/.* inode \([0-9]*\) .*/\1/p") && echo "$o" | grep -q "^pid:\[$ino\]$"'
 refuse "enforce: firejail (no --net: the host network is shared) is refused" "Invalid argument" -- \
 	/usr/bin/firejail --noprofile --quiet true
 check "enforce: firejail --net=none (root: new IPC and network namespaces too) runs" -- \
 	/usr/bin/firejail --noprofile --quiet --net=none true
+
+mode 3
+explained "stage: nsclone -p true is refused at its execve(), and explained" 126 "$EPERM_3" -- \
+	/bin/nsclone -p true
+explained "stage: the same for a user without privilege" 126 "$EPERM_3" -- \
+	su -s /bin/sh user -c '/bin/nsclone -r -p true'
+explained "stage: nsclone -s unshare -p true, the same" 126 "$EPERM_3" -- \
+	/bin/nsclone -s unshare -p true
+explained "stage: nsclone -p -m -i true names the network namespace alone" 126 "$(printf '%s\n' "$EPERM_3" | sed 's/its mount, IPC and network namespaces belong/its network namespace belongs/; s/add -m -i -n/add -n/')" -- \
+	/bin/nsclone -p -m -i true
+output "stage: nsclone --container runs" "1" -- \
+	/bin/nsclone --container --mount-proc sh -c 'echo $$'
+explained "stage: a refusal that is not the policy's gets no explanation" 126 "nsclone: failed to execute /: Permission denied" -- \
+	/bin/nsclone --container /
 
 mode 0
 check "off: firejail without --net runs" -- /usr/bin/firejail --noprofile --quiet true
