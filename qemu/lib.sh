@@ -34,7 +34,7 @@ BASE_DATE="2000-01-01T00:00:00Z"
 PACKAGES=(gcc make flex bison bc libelf-dev libssl-dev cpio
 	  qemu-system-x86 meson ninja-build util-linux busybox-static
 	  bubblewrap firejail ccache xz-utils git libsmartcols-dev pkg-config sparse
-	  libcap-dev trace-cmd
+	  libcap-dev trace-cmd groff-base man-db
 	  # The real software the host-root guest runs (tests/guest/matrix.sh):
 	  runc crun podman conmon catatonit golang-github-containers-common
 	  containernetworking-plugins uidmap lxc systemd-container chromium

@@ -23,10 +23,12 @@
  * their caller), which forks the child that reads its namespaces.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -384,6 +386,32 @@ static void run_group(enum oracle_call call, int mode, bool alias, bool unpriv,
 		 SUBSETS, accepted, forks, execs, refused, got, mismatches);
 }
 
+/*
+ * NS_GET_PIDNS_OWNER (ioctl_ns(2)): on the caller's network namespace, the
+ * owner with the series and ENOTTY without it; on a PID namespace, which
+ * has no owner, EINVAL with the series and ENOTTY without it.
+ */
+static void owner_ioctl_case(bool patched)
+{
+	struct ns_pidns_owner o;
+	int net = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	int pid = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+	int e_net, e_pid;
+
+	e_net = ioctl(net, NS_GET_PIDNS_OWNER, &o) ? errno : 0;
+	e_pid = ioctl(pid, NS_GET_PIDNS_OWNER, &o) ? errno : 0;
+	tap_case(net >= 0 && pid >= 0 &&
+		 e_net == (patched ? 0 : ENOTTY) &&
+		 e_pid == (patched ? EINVAL : ENOTTY),
+		 "NS_GET_PIDNS_OWNER%s: on a network namespace %s, on a PID namespace %s (got %s, %s)",
+		 patched ? "" : " on the unpatched kernel",
+		 patched ? "0" : "ENOTTY", patched ? "EINVAL" : "ENOTTY",
+		 e_net ? strerrorname_np(e_net) : "0",
+		 e_pid ? strerrorname_np(e_pid) : "0");
+	close(net);
+	close(pid);
+}
+
 int main(int argc, char **argv)
 {
 	int modes[] = { PIDNS_OFF, PIDNS_WARN, PIDNS_ENFORCE, PIDNS_STAGE };
@@ -440,6 +468,7 @@ int main(int argc, char **argv)
 	nstarget_stop(&targets[1]);
 	if (alias)
 		set_mode(start_mode);
+	owner_ioctl_case(alias);
 	tap_plan_end();
 	return tap_failed ? 1 : 0;
 }
