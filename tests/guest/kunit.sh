@@ -35,6 +35,20 @@ while IFS= read -r line; do
 	esac
 done </tmp/ktap
 [ "$cases" -gt 0 ] || tap 1 "KUnit suite $suite has test cases"
+# The suite judges without recording: nothing else in this boot has made a
+# request, so the counters, the log and the audit records hold none.
+stats=/proc/sys/kernel/pidns_coupling_stats
+if [ -r $stats ]; then
+	nonzero=$(awk '$3 != 0' $stats)
+	[ -z "$nonzero" ]
+	tap $? "KUnit suite $suite left no verdict in kernel.pidns_coupling_stats"
+	[ -z "$nonzero" ] || printf '%s\n' "$nonzero" | sed 's/^/# /'
+else
+	tap 1 "KUnit suite $suite: $stats is readable"
+fi
+logged=$(dmesg | grep -c 'pidns_coupling_verdict:\|pidns_coupling: .*(kernel.pidns_coupling=')
+[ "$logged" -eq 0 ]
+tap $? "KUnit suite $suite left no log line and no audit record ($logged)"
 [ -n "${done:-}" ] || tap 1 "KUnit suite $suite reported its result (it did not finish)"
 echo "1..$tap_n"
 [ "$tap_failed" -eq 0 ]
