@@ -230,7 +230,9 @@ int main(int argc, char **argv)
 	 * 128 KiB, and pid_max 4096 (tinyconfig has BASE_SMALL).
 	 */
 	raise_limit("/proc/sys/kernel/threads-max", 2 * nthreads + 1000);
-	raise_limit("/proc/sys/kernel/pid_max", 2 * nthreads + 1000);
+	/* tinyconfig's BASE_SMALL caps pid_max at 32768 */
+	raise_limit("/proc/sys/kernel/pid_max",
+		    nthreads + 4000 < 32768 ? nthreads + 4000 : 32768);
 	set_mode(PIDNS_STAGE);
 	for (pass = 0; pass < 3; pass++) {
 		if (pass > 0) {
