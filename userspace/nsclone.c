@@ -465,6 +465,7 @@ static void explain(const char *what, uint64_t flags, int err)
 	uint64_t f = ns_expand(flags), missing = ns_missing(f), shared;
 	unsigned long long pid = 0, owner = 0;
 	char label[64], names[128], opts[32];
+	const char *verb;
 
 	if (mode == PIDNS_ABSENT && err == EINVAL &&
 	    (flags & CLONE_NEWCONTAINER)) {
@@ -487,24 +488,23 @@ static void explain(const char *what, uint64_t flags, int err)
 		return;	/* not the policy's: nothing of this process is shared */
 	ns_words(shared, names, sizeof(names));
 	ns_flags_opts(shared, opts, sizeof(opts));
+	verb = shared & (shared - 1) ? "belong" : "belongs";
 	if (err == EPERM && !strcmp(what, "execve"))
 		warnx("%s refuses to run a program in pid:[%llu] while its %s %s to pid:[%llu], outside it: add %s, or use --container",
-		      label, pid, names,
-		      shared & (shared - 1) ? "belong" : "belongs", owner, opts);
+		      label, pid, names, verb, owner, opts);
 	else if (err == EINVAL && (f & CLONE_NEWPID))
 		warnx("%s refuses a new PID namespace's init forked by a process whose %s %s to pid:[%llu], outside its own pid:[%llu]: run nsclone from a process that shares none",
-		      label, names,
-		      shared & (shared - 1) ? "belong" : "belongs", owner, pid);
+		      label, names, verb, owner, pid);
 }
 
 /* Report a refused request; explain it if the coupling policy refused it. */
 static void __attribute__((noreturn))
-refused(enum syscall_kind kind, uint64_t flags)
+refused(const char *call, uint64_t flags)
 {
 	int e = errno;
 
-	warn("%s failed", syscall_names[kind]);
-	explain(syscall_names[kind], flags, e);
+	warn("%s failed", call);
+	explain(call, flags, e);
 	exit(EXIT_FAILURE);
 }
 
@@ -786,18 +786,13 @@ int main(int argc, char **argv)
 
 	if (kind == SYS_KIND_UNSHARE) {
 		if (unshare((int)flags) < 0)
-			refused(kind, flags);
+			refused(syscall_names[kind], flags);
 		if (root)
 			map_root(0, uid, gid);
 		fflush(NULL);
 		pid = fork();
-		if (pid < 0) {
-			int e = errno;
-
-			warn("fork failed");
-			explain("fork", flags, e);
-			exit(EXIT_FAILURE);
-		}
+		if (pid < 0)
+			refused("fork", flags);
 		if (pid > 0 && ids) {
 			pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 			if (pidfd < 0)
@@ -807,7 +802,7 @@ int main(int argc, char **argv)
 		fflush(NULL);
 		pid = do_clone(kind, flags, ids ? &pidfd : NULL);
 		if (pid < 0)
-			refused(kind, flags);
+			refused(syscall_names[kind], flags);
 		if (pid > 0 && root)
 			map_root(pid, uid, gid);
 	}
