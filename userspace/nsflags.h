@@ -18,14 +18,17 @@
 #endif
 
 /*
- * NS_GET_PIDNS_OWNER (patch 16), for headers older than the series: the
- * PID namespace a mount, IPC or network namespace file belongs to.
+ * NS_GET_PIDNS_OWNER, for headers older than the series: the PID namespace
+ * a mount, IPC or network namespace file belongs to (of a PID namespace's
+ * file, itself), by inode number and by an id that is never reused.
  */
 #include <linux/nsfs.h>
 #ifndef NS_GET_PIDNS_OWNER
 struct ns_pidns_owner {
 	uint64_t pidns;
 	uint64_t flags;
+	uint64_t pidns_id;
+	uint64_t ns_id;
 };
 
 #define NS_PIDNS_OWNER_CLAIMED	(1ULL << 0)

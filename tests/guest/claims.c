@@ -47,6 +47,10 @@
  *    alias turns the exit signal into an invalid one, in every mode but
  *    0; 0x40 alone (SIGRTMAX) stays a legal exit signal; so does the
  *    32-bit clone() (compat-clone);
+ *  - owner-id: NS_GET_PIDNS_OWNER names a PID namespace by an id that is
+ *    never reused: a network namespace that outlives its container's PID
+ *    namespace is handed to the host, and the next PID namespace made,
+ *    which takes the ended one's inode number, has another id;
  *  - pending: a fork's claims wait for its commit point without holding
  *    anything that another request waits on: a fork stopped in put_user()
  *    by userfaultfd blocks no other claim, and a claim against the
@@ -1101,6 +1105,97 @@ static void stats_case(void)
 	close(fd);
 }
 
+/* NS_GET_PIDNS_OWNER of /proc/PID/ns/FILE (pid 0: self); false on error */
+static bool owner_of(pid_t pid, const char *file, struct ns_pidns_owner *o)
+{
+	int fd = ns_open(pid, file);
+	bool ok = fd >= 0 && !ioctl(fd, NS_GET_PIDNS_OWNER, o);
+
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/* A coupled container whose init waits to be killed */
+static pid_t container(void)
+{
+	long pid = syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC |
+			   CLONE_NEWNET | SIGCHLD, 0, NULL, NULL, 0);
+
+	if (pid == 0)
+		linger();
+	return (pid_t)pid;
+}
+
+/*
+ * owner-id: the ids of NS_GET_PIDNS_OWNER survive the reuse of an inode
+ * number: a network namespace pinned past its container's end is handed
+ * to the initial PID namespace, and the PID namespace that takes the
+ * ended one's inode number has an id of its own.
+ */
+static void owner_id_case(void)
+{
+	struct ns_pidns_owner self, p1, n1, after, pk = { 0 };
+	pid_t c1, ck;
+	int net, k, tries;
+
+	tap_case(owner_of(0, "pid", &self) && self.pidns == init_pidns &&
+		 self.pidns_id == 4 && self.ns_id == 4 && !self.flags,
+		 "owner-id: the initial PID namespace's own file says pid:[%llu], id 4: pid:[%llu], ids %llu and %llu",
+		 init_pidns, (unsigned long long)self.pidns,
+		 (unsigned long long)self.pidns_id, (unsigned long long)self.ns_id);
+
+	c1 = container();
+	net = c1 > 0 ? ns_open(c1, "net") : -1;
+	if (net < 0 || !owner_of(c1, "pid", &p1) ||
+	    ioctl(net, NS_GET_PIDNS_OWNER, &n1)) {
+		tap_case(0, "owner-id: a container and its network namespace's owner: %s",
+			 strerror(errno));
+		reap(c1);
+		return;
+	}
+	tap_case(n1.pidns == p1.pidns && n1.pidns_id == p1.pidns_id &&
+		 p1.ns_id == p1.pidns_id && p1.pidns_id > 8 &&
+		 n1.ns_id > 8 && n1.ns_id != p1.pidns_id,
+		 "owner-id: a container's network namespace belongs to its PID namespace, pid:[%llu] id %llu: pid:[%llu] id %llu, the netns's own id %llu",
+		 (unsigned long long)p1.pidns, (unsigned long long)p1.pidns_id,
+		 (unsigned long long)n1.pidns, (unsigned long long)n1.pidns_id,
+		 (unsigned long long)n1.ns_id);
+	reap(c1);
+
+	/* The PID namespace ends once its last reference goes, after RCU */
+	for (tries = 0; tries < 500; tries++) {
+		if (ioctl(net, NS_GET_PIDNS_OWNER, &after) ||
+		    after.pidns_id != p1.pidns_id)
+			break;
+		usleep(10000);
+	}
+	tap_case(after.pidns == init_pidns && after.pidns_id == 4 &&
+		 after.ns_id == n1.ns_id && !after.flags,
+		 "owner-id: once the container's PID namespace ends, its pinned network namespace belongs to the initial one, id 4, and keeps its own id %llu: pid:[%llu] id %llu, own id %llu",
+		 (unsigned long long)n1.ns_id, (unsigned long long)after.pidns,
+		 (unsigned long long)after.pidns_id,
+		 (unsigned long long)after.ns_id);
+	close(net);
+
+	/* The window: a PID namespace that takes the ended one's number */
+	for (k = 1; k <= 64; k++) {
+		ck = container();
+		if (ck < 0 || !owner_of(ck, "pid", &pk)) {
+			reap(ck);
+			break;
+		}
+		reap(ck);
+		if (pk.pidns == p1.pidns)
+			break;
+	}
+	tap_case(k <= 64 && pk.pidns == p1.pidns && pk.pidns_id != p1.pidns_id &&
+		 pk.pidns_id > p1.pidns_id,
+		 "owner-id: a PID namespace made later takes the ended one's inode number pid:[%llu] (container %d of at most 64) and has an id of its own: ids %llu then %llu",
+		 (unsigned long long)p1.pidns, k, (unsigned long long)p1.pidns_id,
+		 (unsigned long long)pk.pidns_id);
+}
+
 static void noop(int sig)
 {
 	(void)sig;
@@ -1184,6 +1279,7 @@ int main(int argc, char **argv)
 	mode = PIDNS_WARN;
 	set_mode(mode);
 	stats_case();
+	owner_id_case();
 
 	for (m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
 		int e, inval;
