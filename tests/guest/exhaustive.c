@@ -387,29 +387,36 @@ static void run_group(enum oracle_call call, int mode, bool alias, bool unpriv,
 }
 
 /*
- * NS_GET_PIDNS_OWNER (ioctl_ns(2)): on the caller's network namespace, the
- * owner with the series and ENOTTY without it; on a PID namespace, which
- * has no owner, EINVAL with the series and ENOTTY without it.
+ * NS_GET_PIDNS_OWNER (ioctl_ns(2)): on the caller's network namespace, its
+ * owner, and on its PID namespace, the PID namespace itself, with the
+ * series; on a UTS namespace, which has no owner, EINVAL with the series;
+ * ENOTTY on all three without it.
  */
 static void owner_ioctl_case(bool patched)
 {
+	static const char *const files[] = { "net", "pid", "uts" };
+	static const int want[] = { 0, 0, EINVAL };
+	char path[32], got[64] = "";
 	struct ns_pidns_owner o;
-	int net = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	int pid = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
-	int e_net, e_pid;
+	bool ok = true;
+	size_t i;
 
-	e_net = ioctl(net, NS_GET_PIDNS_OWNER, &o) ? errno : 0;
-	e_pid = ioctl(pid, NS_GET_PIDNS_OWNER, &o) ? errno : 0;
-	tap_case(net >= 0 && pid >= 0 &&
-		 e_net == (patched ? 0 : ENOTTY) &&
-		 e_pid == (patched ? EINVAL : ENOTTY),
-		 "NS_GET_PIDNS_OWNER%s: on a network namespace %s, on a PID namespace %s (got %s, %s)",
+	for (i = 0; i < 3; i++) {
+		int fd, e, w = patched ? want[i] : ENOTTY;
+
+		snprintf(path, sizeof(path), "/proc/self/ns/%s", files[i]);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		e = fd < 0 ? EBADF : ioctl(fd, NS_GET_PIDNS_OWNER, &o) ? errno : 0;
+		ok = ok && e == w;
+		snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%s",
+			 i ? ", " : "", e ? strerrorname_np(e) : "0");
+		if (fd >= 0)
+			close(fd);
+	}
+	tap_case(ok,
+		 "NS_GET_PIDNS_OWNER%s: on a network, a PID and a UTS namespace %s (got %s)",
 		 patched ? "" : " on the unpatched kernel",
-		 patched ? "0" : "ENOTTY", patched ? "EINVAL" : "ENOTTY",
-		 e_net ? strerrorname_np(e_net) : "0",
-		 e_pid ? strerrorname_np(e_pid) : "0");
-	close(net);
-	close(pid);
+		 patched ? "0, 0, EINVAL" : "ENOTTY, ENOTTY, ENOTTY", got);
 }
 
 int main(int argc, char **argv)
