@@ -14,7 +14,7 @@
  *   - the namespaces alive (distinct /proc/PID/ns inodes) are the same;
  *   - with pidns.kmemleak=1 (the debug kernel), a kmemleak scan reports
  *     nothing new.
- * The same checks cover the state checks' refusals (patch 3), made in
+ * The same checks cover the state checks' refusals (patch 4), made in
  * stage mode, n / 10 of each: execve() by an init that shares the host's
  * namespaces (EPERM, before the point of no return); setns() back to the
  * host's mount namespace alone (whose refusal drops a temporary

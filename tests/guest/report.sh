@@ -103,7 +103,7 @@ output "the report counts every unshare run three times: $unshare_n, none refuse
 	"$unshare_n 0 unshare,join,exec 0,1000 CLONE_NEWNS,CLONE_NEWIPC,CLONE_NEWNET" -- row /tmp/table /usr/bin/unshare
 # bwrap's PID 1 (bwrap) forks the program with the host's IPC and network,
 # and firejail's the same with the host's network: a fork that stays in
-# a PID namespace whose namespaces it shares is judged (patch 15).
+# a PID namespace whose namespaces it shares is judged (patch 16).
 output "the report counts bwrap --unshare-pid twice (clone, its PID 1's fork, exec), lacking IPC and net" \
 	"6 0 clone,join,exec 0 CLONE_NEWIPC,CLONE_NEWNET" -- row /tmp/table /usr/bin/bwrap
 output "the report counts nsenter --pid's two joins (fork, exec), lacking all three" \

@@ -1311,7 +1311,7 @@ static struct outcome want_tool(int t)
 		else if (mode == PIDNS_STAGE && t == TOOL_MMDEBSTRAP)
 			/*
 			 * PID 1 (Perl) forks with the host's network: stage
-			 * mode's window is the init's alone (patch 15)
+			 * mode's window is the init's alone (patch 16)
 			 */
 			w = (struct outcome){ 0, EINVAL, NONE, 0, 0 };
 		else if (mode == PIDNS_STAGE)	/* the host's network */

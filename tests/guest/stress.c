@@ -25,7 +25,7 @@
  * at the end makes the same state in mode 0 and checks that the probe
  * reports it.
  *
- * The claim race (patch 3): a worker makes a network namespace on the
+ * The claim race (patch 4): a worker makes a network namespace on the
  * host, keeps it by a file and leaves it (podman's pattern), then starts
  * two coupled containers whose inits wait on one pipe and, released
  * together, both setns() into it. In phase B (modes 2 and 3, where claims
