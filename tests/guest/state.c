@@ -1524,7 +1524,8 @@ static bool owner_of(int fd, char *buf, size_t len)
 
 /*
  * What NS_GET_PIDNS_OWNER says of podman's pinned netns, before and after
- * the container's init claims it (mode 3), and of a PID namespace file.
+ * the container's init claims it (mode 3), and of a PID namespace file
+ * (the PID namespace itself).
  */
 static void owner_report(void)
 {
@@ -1560,8 +1561,18 @@ static void owner_report(void)
 	tap_case(!strcmp(after, shared),
 		 "NS_GET_PIDNS_OWNER: once the container's init setns() into it in mode 3, the container's, claimed (%s, want %s)",
 		 after, shared);
-	tap_case(ioctl(pid_fd, NS_GET_PIDNS_OWNER, before) < 0 && errno == EINVAL,
-		 "NS_GET_PIDNS_OWNER on a PID namespace file: EINVAL");
+	{
+		struct ns_pidns_owner o = { 0 };
+		int e = ioctl(pid_fd, NS_GET_PIDNS_OWNER, &o) ? errno : 0;
+
+		tap_case(!e && o.pidns == (unsigned long long)host.st_ino &&
+			 o.pidns_id == o.ns_id && !o.flags,
+			 "NS_GET_PIDNS_OWNER on a PID namespace file: the PID namespace itself (errno %d, pid:[%llu], ids %llu and %llu, want pid:[%llu] and one id)",
+			 e, (unsigned long long)o.pidns,
+			 (unsigned long long)o.pidns_id,
+			 (unsigned long long)o.ns_id,
+			 (unsigned long long)host.st_ino);
+	}
 	{
 		char line[256] = "", expect[80];
 		FILE *f = popen("nsclone --owners /proc/self/ns/net", "r");
