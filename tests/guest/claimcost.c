@@ -12,7 +12,13 @@
  *  - made: the init setns() into a network namespace made on the host,
  *    pinned and left (podman's pattern): a claim that succeeds;
  *  - refused: the same, with a host process in the namespace that was
- *    started after the threads: a claim that fails (EPERM).
+ *    started after the threads: a claim that fails (EPERM);
+ *  - exec: in warn mode, the default, an init whose network namespace a
+ *    host process is in execve()s itself in a loop: each execve() asks
+ *    for the claim again and is refused it, and is let through. Timed
+ *    whole, from before execve() to the new image's main(): what a user
+ *    who keeps one process in a network namespace makes every execve()
+ *    of a PID namespace that shares it cost.
  *
  * Prints "claim MEASURE THREADS MIN MEDIAN" lines (of ROUNDS, in ns of
  * guest time; under -icount shift=0 one ns is one instruction), for
@@ -29,13 +35,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "guestlib.h"
 #include "tap.h"
+
+#ifndef AT_EMPTY_PATH
+#define AT_EMPTY_PATH 0x1000
+#endif
 
 #define ROUNDS_MAX	64
 
@@ -63,8 +75,60 @@ static int pin_netns(void)
 	return fd;
 }
 
-enum measure { OWN, MADE, REFUSED, MEASURES };
-static const char *const names[] = { "own", "made", "refused" };
+enum measure { OWN, MADE, REFUSED, EXEC, MEASURES };
+static const char *const names[] = { "own", "made", "refused", "exec" };
+
+/*
+ * The execve() loop's state, in a memfd that each new image maps again:
+ * the time before the last execve(), the rounds left, and the measures.
+ */
+struct exec_loop {
+	long long t0;
+	int left, done;
+	long long v[ROUNDS_MAX];
+};
+
+static int exe_fd = -1;
+
+/* Map the loop's state from memfd @fd */
+static struct exec_loop *loop_map(int fd)
+{
+	void *p = mmap(NULL, sizeof(struct exec_loop), PROT_READ | PROT_WRITE,
+		       MAP_SHARED, fd, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* execve() this program again, to count one more round of @fd's loop */
+static void __attribute__((noreturn)) exec_again(int fd, struct exec_loop *l)
+{
+	char arg[16];
+	char *argv[] = { "claimcost", "--exec-loop", arg, NULL };
+	char *envp[] = { NULL };
+
+	snprintf(arg, sizeof(arg), "%d", fd);
+	l->t0 = now_ns();
+	syscall(SYS_execveat, exe_fd, "", argv, envp, AT_EMPTY_PATH);
+	_exit(2);
+}
+
+/* The new image of a round: its time, then the next round or the end */
+static int exec_round(const char *fdarg)
+{
+	long long t = now_ns();
+	int fd = atoi(fdarg);
+	struct exec_loop *l = loop_map(fd);
+
+	if (!l)
+		return 3;
+	l->v[l->done++] = t - l->t0;
+	if (--l->left <= 0)
+		return 0;
+	exe_fd = open("/proc/self/exe", O_PATH | O_CLOEXEC);
+	if (exe_fd < 0)
+		return 4;
+	exec_again(fd, l);
+}
 
 /* One container init that times its setns() into @net (or its own). */
 static long long one(enum measure m, int net)
@@ -184,6 +248,51 @@ static long long measure(enum measure m, int rounds, long long *median)
 }
 
 /*
+ * The execve() loop, in warn mode: an init in a host process's network
+ * namespace execve()s itself @rounds times; the least and the median.
+ */
+static long long measure_exec(int rounds, long long *median)
+{
+	struct exec_loop *l;
+	pid_t outsider, pid;
+	int fd, net, st;
+	char path[64];
+
+	fd = memfd_create("claimcost", 0);
+	if (fd < 0 || ftruncate(fd, sizeof(*l)) || !(l = loop_map(fd)))
+		return -errno;
+	outsider = fork();
+	if (outsider == 0) {
+		if (unshare(CLONE_NEWNET))
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	usleep(20000);
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)outsider);
+	net = open(path, O_RDONLY | O_CLOEXEC);
+	set_mode(PIDNS_WARN);
+	l->left = rounds;
+	l->done = 0;
+	pid = raw_clone(true, CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC);
+	if (pid == 0) {
+		if (net < 0 || setns(net, CLONE_NEWNET))
+			_exit(1);
+		exec_again(fd, l);
+	}
+	st = pid > 0 && waitpid(pid, &st, 0) == pid ? st : -1;
+	set_mode(PIDNS_STAGE);
+	kill(outsider, SIGKILL);
+	waitpid(outsider, NULL, 0);
+	if (net >= 0)
+		close(net);
+	close(fd);
+	if (st != 0 || l->done != rounds)
+		return -EINVAL;
+	return summary(l->v, rounds, median);
+}
+
+/*
  * The refused claim: a host process started last is in the namespace, so
  * the walk meets every thread before it; the init's setns() fails.
  */
@@ -230,8 +339,11 @@ int main(int argc, char **argv)
 	long long r[3][MEASURES], med;
 	pid_t helper[3] = { 0, 0, 0 };
 
+	if (argc > 2 && !strcmp(argv[1], "--exec-loop"))
+		return exec_round(argv[2]);
 	if (rounds < 1 || rounds > ROUNDS_MAX)
 		rounds = 31;
+	exe_fd = open("/proc/self/exe", O_PATH | O_CLOEXEC);
 	printf("TAP version 13\n");
 	shared = shared_alloc(sizeof(*shared));
 	/*
@@ -257,6 +369,7 @@ int main(int argc, char **argv)
 			med = 0;
 			r[pass][m] = m == REFUSED ?
 				     measure_refused(rounds, &med) :
+				     m == EXEC ? measure_exec(rounds, &med) :
 				     measure(m, rounds, &med);
 			tap_case(r[pass][m] >= 0,
 				 "claim %s with %d extra threads: least %lld ns, median %lld ns of %d rounds",
