@@ -1135,7 +1135,8 @@ static pid_t container(void)
  */
 static void owner_id_case(void)
 {
-	struct ns_pidns_owner self, p1, n1, after, pk = { 0 };
+	struct ns_pidns_owner self = { 0 }, p1 = { 0 }, n1 = { 0 };
+	struct ns_pidns_owner after = { 0 }, pk = { 0 };
 	pid_t c1, ck;
 	int net, k, tries;
 
