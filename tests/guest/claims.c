@@ -1139,8 +1139,10 @@ static void owner_id_case(void)
 	struct ns_pidns_owner after = { 0 }, pk = { 0 };
 	pid_t c1, ck;
 	int net, k, tries;
+	bool ok;
 
-	tap_case(owner_of(0, "pid", &self) && self.pidns == init_pidns &&
+	ok = owner_of(0, "pid", &self);
+	tap_case(ok && self.pidns == init_pidns &&
 		 self.pidns_id == 4 && self.ns_id == 4 && !self.flags,
 		 "owner-id: the initial PID namespace's own file says pid:[%llu], id 4: pid:[%llu], ids %llu and %llu",
 		 init_pidns, (unsigned long long)self.pidns,
