@@ -1119,12 +1119,11 @@ static bool owner_of(pid_t pid, const char *file, struct ns_pidns_owner *o)
 /* A coupled container whose init waits to be killed */
 static pid_t container(void)
 {
-	long pid = syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC |
-			   CLONE_NEWNET | SIGCHLD, 0, NULL, NULL, 0);
+	pid_t pid = raw_clone(true, CLONE_NEWPID | NS_COUPLED);
 
 	if (pid == 0)
 		linger();
-	return (pid_t)pid;
+	return pid;
 }
 
 /*
