@@ -40,7 +40,10 @@ PACKAGES=(gcc make flex bison bc libelf-dev libssl-dev cpio
 	  containernetworking-plugins uidmap lxc systemd-container chromium
 	  chromium-sandbox flatpak jq procps
 	  docker.io containerd slirp4netns iproute2 firefox-esr mmdebstrap
-	  dpkg-dev sbuild autopkgtest criu)
+	  dpkg-dev sbuild autopkgtest criu
+	  # The BPF form (userspace/pidns-lsm): clang for the BPF target,
+	  # bpftool for vmlinux.h and the skeleton, libbpf linked statically.
+	  clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev)
 # Daemons the packages above would start on this machine: the tests start
 # them in the guest only (see ensure_packages).
 DAEMON_UNITS=(docker.service docker.socket containerd.service)
@@ -393,8 +396,14 @@ build_coupling_selftest() {
 build_userspace() {
 	local versions headers=$CACHE/obj-${KVERS[0]}/usr/include
 	local selftests=$CACHE/selftests-${KVERS[0]}/kselftest
-	local coupling=$COUPLING_SELFTEST v
+	local coupling=$COUPLING_SELFTEST v keep=$KVER btf
 	[ -d "$headers/linux" ] || headers=$CACHE/obj-$KVER/usr/include
+	# The BPF form is compiled against the BTF of Debian's stock kernel
+	# of the first version (CO-RE: the same object runs on the others).
+	set_kver "${KVERS[0]}"
+	stock_kernel
+	btf=$STOCK/vmlinux
+	set_kver "$keep"
 	[ -f "$selftests/.pidns-built" ] || selftests=
 	for v in "${KVERS[@]}"; do
 		[ -x "$coupling/$v/kselftest/pid_namespace/pidns_coupling" ] || coupling=
@@ -404,17 +413,87 @@ build_userspace() {
 	if [ ! -f "$MESON_BUILD/build.ninja" ]; then
 		meson setup -Dkernel_headers="$headers" -Dstatic=true -Dwerror=true \
 			-Dkernel_versions="$versions" -Dselftests="$selftests" \
-			-Dcoupling_selftest="$coupling" \
+			-Dcoupling_selftest="$coupling" -Dbpf_btf="$btf" \
 			"$MESON_BUILD" "$TOP" >"$BUILD/meson-setup.log" 2>&1 ||
 			{ tail -30 "$BUILD/meson-setup.log" >&2; die "meson setup failed (log: $BUILD/meson-setup.log)"; }
-	elif [ "$(cat "$MESON_BUILD/.pidns-kvers" 2>/dev/null)" != "$versions $selftests $headers $coupling" ]; then
+	elif [ "$(cat "$MESON_BUILD/.pidns-kvers" 2>/dev/null)" != "$versions $selftests $headers $coupling $btf" ]; then
 		meson setup --reconfigure -Dkernel_headers="$headers" -Dkernel_versions="$versions" \
-			-Dselftests="$selftests" -Dcoupling_selftest="$coupling" \
+			-Dselftests="$selftests" -Dcoupling_selftest="$coupling" -Dbpf_btf="$btf" \
 			"$MESON_BUILD" "$TOP" >"$BUILD/meson-setup.log" 2>&1 ||
 			{ tail -30 "$BUILD/meson-setup.log" >&2; die "meson setup --reconfigure failed (log: $BUILD/meson-setup.log)"; }
 	fi
-	echo "$versions $selftests $headers $coupling" >"$MESON_BUILD/.pidns-kvers"
+	echo "$versions $selftests $headers $coupling $btf" >"$MESON_BUILD/.pidns-kvers"
 	meson compile -C "$MESON_BUILD" >&2 || die "meson compile failed"
+}
+
+# dracut_initrd ROOT PKG KREL MODDIR OUT: the initramfs of kernel KREL,
+# whose package is unpacked in PKG (its modules in MODDIR, inside PKG),
+# made by Debian's dracut in the guest root ROOT (qemu/mkroot), in a
+# mount namespace of its own: dracut is never installed on this machine.
+# With the package's module index (depmod) and its virtfs module (a 9p
+# root). OUT is inside PKG.
+dracut_initrd() {
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	unshare --mount --propagation private sh -ec '
+		root=$1 pkg=$2 krel=$3 moddir=$4 out=$5
+		mount -t proc proc "$root/proc"
+		mount -t sysfs sysfs "$root/sys"
+		mount --rbind /dev "$root/dev"
+		mount -t tmpfs tmpfs "$root/tmp"
+		mount -t tmpfs tmpfs "$root/var/tmp"
+		mount --bind "$pkg" "$root/mnt"
+		chroot "$root" depmod -b "/mnt${moddir#"$pkg"}/../.." "$krel"
+		chroot "$root" dracut --quiet --force --no-hostonly --no-early-microcode \
+			--modules "base virtfs" --kver "$krel" \
+			--kmoddir "/mnt${moddir#"$pkg"}/$krel" "/mnt${out#"$pkg"}"
+	' sh "$@"
+}
+
+# Debian's stock kernel of $KVER, unmodified, for the BPF form
+# (userspace/pidns-lsm): the signed linux-image package of the version of
+# the installed linux-source-$KVER (the same sources the series patches),
+# or the newest the archive still has. Downloaded once into
+# $CACHE/stock/$KVER/VERSION and unpacked there (its modules inside), with
+# its vmlinux (scripts/extract-vmlinux), whose BTF the BPF program is
+# compiled against. Sets STOCK to that directory and STOCK_KREL.
+stock_kernel() {
+	local ver pkg= p dir newest=
+	ver=$(dpkg-query -W -f '${Version}' "linux-source-$KVER" 2>/dev/null) ||
+		die "linux-source-$KVER is not installed"
+	# The generic flavour's: linux-image-6.1.0-57-amd64 (6.1),
+	# linux-image-6.12.118+deb12-amd64 (6.12); not -rt-, -cloud- or -dbg.
+	for p in $(apt-cache search --names-only "^linux-image-${KVER//./\\.}" | cut -d' ' -f1 |
+		   grep -E "^linux-image-${KVER//./\\.}(\.0-[0-9]+|\.[0-9]+\+deb[0-9]+)-amd64\$" |
+		   sort -rV); do
+		if apt-cache madison "$p" | grep -q " $ver "; then
+			pkg=$p
+			break
+		fi
+		[ -n "$newest" ] || newest=$p
+	done
+	if [ -z "${pkg:-}" ]; then
+		ls -d "$CACHE/stock/$KVER"/*/ok >/dev/null 2>&1 || [ -n "${newest:-}" ] ||
+			die "no linux-image package of $KVER in the archive"
+		pkg=${newest:-}
+		ver=
+		say "linux-source-$KVER's version is no longer in the archive: $pkg instead"
+	fi
+	dir=$CACHE/stock/$KVER/${ver:-newest}
+	STOCK=$dir
+	if [ -f "$dir/ok" ]; then
+		STOCK_KREL=$(cat "$dir/ok")
+		return 0
+	fi
+	rm -rf "$dir" && mkdir -p "$dir"
+	say "downloading Debian's $pkg ${ver:-(newest)}"
+	(cd "$dir" && apt-get download -q "$pkg${ver:+=$ver}" >&2) ||
+		die "apt-get download $pkg failed"
+	dpkg-deb -x "$dir"/linux-image-*.deb "$dir/pkg" || die "cannot unpack $pkg"
+	STOCK_KREL=$(ls "$dir/pkg/lib/modules" | head -1)
+	[ -f "$dir/pkg/boot/vmlinuz-$STOCK_KREL" ] || die "$pkg has no vmlinuz"
+	"$SRC/scripts/extract-vmlinux" "$dir/pkg/boot/vmlinuz-$STOCK_KREL" >"$dir/vmlinux" ||
+		die "extract-vmlinux failed on $pkg"
+	echo "$STOCK_KREL" >"$dir/ok"
 }
 
 # What qemu/run boots: the patched kernel of $KVER, userspace and the

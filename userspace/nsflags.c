@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <linux/bpf.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "nsflags.h"
+#include "pidns-lsm.h"
 
 const struct ns_flag ns_flags[] = {
 	{ "CLONE_NEWPID", CLONE_NEWPID, 'p', "pid", "pid",
@@ -139,13 +143,106 @@ int ns_wait(pid_t pid)
 	return -1;
 }
 
+/* The BPF form's map pinned as @name, or -1 */
+static int bpf_pinned(const char *name)
+{
+	char path[128];
+	union bpf_attr a;
+
+	snprintf(path, sizeof(path), "%s/%s", PIDNS_LSM_PIN, name);
+	memset(&a, 0, sizeof(a));
+	a.pathname = (uintptr_t)path;
+	return (int)syscall(SYS_bpf, BPF_OBJ_GET, &a, sizeof(a));
+}
+
+/* Look up (@update: set) @key of the pinned map @name: 0 or -errno */
+static int bpf_elem(const char *name, uint32_t key, void *value, int update)
+{
+	int fd = bpf_pinned(name), ret;
+	union bpf_attr a;
+
+	if (fd < 0)
+		return -errno;
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (uint32_t)fd;
+	a.key = (uintptr_t)&key;
+	a.value = (uintptr_t)value;
+	ret = (int)syscall(SYS_bpf, update ? BPF_MAP_UPDATE_ELEM :
+			   BPF_MAP_LOOKUP_ELEM, &a, sizeof(a));
+	ret = ret < 0 ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+int pidns_is_bpf(void)
+{
+	struct pidns_lsm_config c;
+
+	return access(PIDNS_COUPLING_SYSCTL, F_OK) != 0 &&
+	       bpf_elem("pidns_config", 0, &c, 0) == 0;
+}
+
+int pidns_mode_write(const char *value)
+{
+	struct pidns_lsm_config c = { 0 };
+	int fd = open(PIDNS_COUPLING_SYSCTL, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+	char *end;
+	long m;
+
+	if (fd >= 0) {
+		n = write(fd, value, strlen(value));
+		n = n < 0 ? -errno : 0;
+		close(fd);
+		return (int)n;
+	}
+	if (errno != ENOENT)
+		return -errno;
+	errno = 0;
+	m = strtol(value, &end, 10);
+	if (errno || end == value || (*end && *end != '\n') || m < 0 || m > 3)
+		return -EINVAL;
+	c.mode = (uint32_t)m;
+	return bpf_elem("pidns_config", 0, &c, 1);
+}
+
+long pidns_stats_read(const char *call, const char *verdict)
+{
+	static const char *const calls[] = {
+		"clone", "unshare", "setns", "join", "exec", "enter",
+	};
+	FILE *f = fopen("/proc/sys/kernel/pidns_coupling_stats", "re");
+	char c[16], v[16];
+	long n, found = -1;
+	uint64_t count;
+	uint32_t i;
+
+	if (f) {
+		while (fscanf(f, "%15s %15s %ld", c, v, &n) == 3)
+			if (!strcmp(c, call) && !strcmp(v, verdict))
+				found = n;
+		fclose(f);
+		return found;
+	}
+	for (i = 0; i < PIDNS_LSM_NCALLS; i++)
+		if (!strcmp(calls[i], call))
+			break;
+	if (i == PIDNS_LSM_NCALLS || bpf_elem("stats", i * 2 +
+					      !strcmp(verdict, "refused"),
+					      &count, 0))
+		return -1;
+	return (long)count;
+}
+
 int pidns_mode_read(void)
 {
 	FILE *f = fopen(PIDNS_COUPLING_SYSCTL, "re");
+	struct pidns_lsm_config c;
 	int mode;
 
 	if (!f)
-		return PIDNS_ABSENT;
+		return bpf_elem("pidns_config", 0, &c, 0) ? PIDNS_ABSENT :
+		       (int)c.mode;
 	if (fscanf(f, "%d", &mode) != 1)
 		mode = PIDNS_ABSENT;
 	fclose(f);

@@ -92,8 +92,28 @@ pid_t ns_clone(int legacy, uint64_t flags, int *pidfd);
  */
 int ns_wait(pid_t pid);
 
-/* The current kernel.pidns_coupling, or PIDNS_ABSENT. */
+/*
+ * The current kernel.pidns_coupling, or PIDNS_ABSENT. On a kernel without
+ * the series, the mode of the BPF form (pidns-lsm) if it is attached: the
+ * adapter through which the same tests run on both.
+ */
 int pidns_mode_read(void);
+
+/*
+ * Write @value to kernel.pidns_coupling, or set the BPF form's mode to it
+ * (0 to 3); 0 or -errno (-EINVAL: not a mode the BPF form has).
+ */
+int pidns_mode_write(const char *value);
+
+/*
+ * The count of @call's @verdict ("clone", "allowed") from
+ * kernel.pidns_coupling_stats, or from the BPF form's counters; -1 if
+ * neither exists.
+ */
+long pidns_stats_read(const char *call, const char *verdict);
+
+/* Whether the policy is the BPF form on a kernel without the series */
+int pidns_is_bpf(void);
 
 /* "off", "warn", "enforce", "stage", or "absent". */
 const char *pidns_mode_name(int mode);

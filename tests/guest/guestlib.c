@@ -40,15 +40,7 @@ pid_t raw_clone(bool clone3, uint64_t flags)
 
 int write_sysctl(const char *value)
 {
-	int fd = open(PIDNS_COUPLING_SYSCTL, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, value, strlen(value));
-	n = n < 0 ? -errno : 0;
-	close(fd);
-	return (int)n;
+	return pidns_mode_write(value);
 }
 
 void set_mode(int mode)
@@ -64,17 +56,7 @@ void set_mode(int mode)
 
 long pidns_stats(const char *call, const char *verdict)
 {
-	FILE *f = fopen("/proc/sys/kernel/pidns_coupling_stats", "re");
-	char c[16], v[16];
-	long n, found = -1;
-
-	if (!f)
-		return -1;
-	while (fscanf(f, "%15s %15s %ld", c, v, &n) == 3)
-		if (!strcmp(c, call) && !strcmp(v, verdict))
-			found = n;
-	fclose(f);
-	return found;
+	return pidns_stats_read(call, verdict);
 }
 
 long pidns_judged(const char *call)

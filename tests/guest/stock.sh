@@ -1,0 +1,94 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Debian's stock kernel, unmodified, with the policy's BPF form
+# (userspace/pidns-lsm), booted by tests/stock-kernel through dracut's
+# initramfs into the Debian root of its release:
+#  - the kernel: the one Debian ships (its version and that it has no
+#    kernel.pidns_coupling), BTF, and "bpf" among the active LSMs;
+#  - the loader: attach, status (the verifier's figures), the mode
+#    through the same adapter the suites use, the counters, the record
+#    in the trace event's text and pidns-report reading it, detach;
+#  - the suites, through that adapter: the state suite in every mode
+#    (its cells that differ on a stock kernel are named in it), and
+#    PIDNS_STOCK_SUITES more.
+. "$PIDNS_TOP/tests/guest/tap.sh"
+echo "TAP version 13"
+top=$PIDNS_TOP
+lsm=$top/build/meson/userspace/pidns-lsm
+report=$top/build/meson/userspace/pidns-report
+
+arg() { tr ' ' '\n' </proc/cmdline | sed -n "s/^$1=//p" | tail -1; }
+kver=$(arg pidns.kver)
+echo "# $(uname -r) ($(uname -v)); root: $(. /etc/os-release; echo "$PRETTY_NAME")"
+case $(uname -r) in
+"$kver".*) tap 0 "the kernel is Debian's $kver: $(uname -r)" ;;
+*) tap 1 "the kernel is Debian's $kver: $(uname -r)" ;;
+esac
+[ ! -e /proc/sys/kernel/pidns_coupling ]
+tap $? "the kernel has no kernel.pidns_coupling (a kernel without the series)"
+[ -s /sys/kernel/btf/vmlinux ]
+tap $? "the kernel has BTF (/sys/kernel/btf/vmlinux, $(stat -c %s /sys/kernel/btf/vmlinux 2>/dev/null) bytes)"
+grep -qs ' /sys/kernel/security ' /proc/mounts ||
+	mount -t securityfs securityfs /sys/kernel/security
+lsms=$(cat /sys/kernel/security/lsm)
+echo "# LSMs active: $lsms"
+case ",$lsms," in *",bpf,"*) st=0 ;; *) st=1 ;; esac
+tap $st "bpf is an active LSM"
+grep -qs ' /sys/fs/bpf ' /proc/mounts || mount -t bpf bpf /sys/fs/bpf
+
+out=$("$lsm" attach --mode 1 2>&1)
+st=$?
+tap $st "pidns-lsm attach --mode 1: the kernel's verifier accepts every program, and they attach"
+printf '%s\n' "$out" | sed 's/^/# /'
+[ $st -eq 0 ] || { tap_end; exit 1; }
+output "pidns-lsm mode: 1" "1" -- "$lsm" mode
+check "pidns-lsm status: attached" -- sh -c "\"$lsm\" status | grep -qx 'attached, mode 1'"
+"$lsm" status | sed 's/^/# status: /'
+
+# The record: a same-call verdict of warn mode, counted and in the ring
+# buffer, in the trace event's text, which pidns-report reads.
+before=$("$lsm" stats | sed -n 's/^unshare allowed //p')
+/usr/bin/unshare --pid --fork true
+after=$("$lsm" stats | sed -n 's/^unshare allowed //p')
+[ "$after" = $((before + 1)) ]
+tap $? "warn mode counts unshare(CLONE_NEWPID) alone as allowed ($before, then $after)"
+"$lsm" record >/tmp/record.txt
+grep -q 'pidns_coupling_verdict: call=unshare .* missing=CLONE_NEWNS|CLONE_NEWIPC|CLONE_NEWNET mode=1 verdict=allowed comm="unshare"' /tmp/record.txt
+tap $? "pidns-lsm record prints the verdict as the trace event does"
+sed 's/^/# record: /' /tmp/record.txt | tail -5
+check "pidns-report reads the record taken on a stock kernel" -- \
+	sh -c "\"$report\" /tmp/record.txt | grep -q unshare"
+"$report" /tmp/record.txt 2>&1 | sed 's/^/# report: /'
+
+# The state suite, through the adapter, in every mode.
+relay() {
+	local planned= ran=0 line st desc
+	while IFS= read -r line; do
+		case $line in
+		"ok "*|"not ok "*)
+			st=0
+			case $line in "not ok "*) st=1 ;; esac
+			case $line in *"# SKIP"*|*"# skip"*) st=1 ;; esac
+			desc=$(printf '%s\n' "$line" | sed -E 's/^(not )?ok [0-9]+ *-? *//')
+			tap $st "$1: $desc"
+			ran=$((ran + 1)) ;;
+		1..*) planned=${line#1..}; planned=${planned%%[!0-9]*} ;;
+		"TAP version"*) ;;
+		*) printf '# %s\n' "$line" ;;
+		esac
+	done <"$2"
+	[ -n "$planned" ] && [ "$ran" -gt 0 ] && [ "$planned" -eq "$ran" ]
+	tap $? "$1: ran all of its ${planned:-?} planned cases ($ran)"
+}
+for s in ${PIDNS_STOCK_SUITES:-state}; do
+	PATH=$top/build/meson/userspace:$PATH "$top/build/meson/tests/$s" >/tmp/$s.tap 2>/tmp/$s.err </dev/null
+	st=$?
+	relay "$s" "/tmp/$s.tap"
+	tap $st "$s: exited $st"
+	[ $st -eq 0 ] || sed "s/^/# $s stderr: /" /tmp/$s.err | tail -20
+done
+
+check "pidns-lsm detach" -- "$lsm" detach
+[ ! -e /sys/fs/bpf/pidns-coupling ]
+tap $? "nothing of it stays pinned"
+tap_end

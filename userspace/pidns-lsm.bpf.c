@@ -1,0 +1,1270 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pidns-lsm.bpf.c - kernel.pidns_coupling's policy as a BPF LSM, for
+ * kernels without the series (Debian's stock 6.1 and 6.12 among them).
+ *
+ * The same rule, the same owners, claims and members as the patch
+ * (docs/policy.md), where the hooks of a stock kernel reach:
+ *
+ *  - a fork is judged at lsm/task_alloc, before copy_namespaces() and
+ *    alloc_pid(), with the parent's namespaces in place: the same-call
+ *    rule of clone() and clone3() and the state check of a fork (EINVAL);
+ *  - execve() at lsm/bprm_creds_for_exec, before the binary loaders (EPERM);
+ *  - unshare() and setns() have no hook that sees their request: the
+ *    syscall's entry (fentry) judges it and marks the task, and the
+ *    call's first CAP_SYS_ADMIN check (lsm/capable: in
+ *    unshare_nsproxy_namespaces() and each namespace's install()) refuses
+ *    it, with EPERM where the patch gives EINVAL for the same-call rule;
+ *  - owners are recorded where create_new_namespaces() returns; members
+ *    are counted per nsproxy (copy_namespaces(), switch_task_namespaces(),
+ *    free_nsproxy()) for each PID namespace above the nsproxy's
+ *    pid_ns_for_children, so that "is a task outside P a member of N" is
+ *    two lookups, never a walk; records end where the namespaces are
+ *    freed (free_mnt_ns(), mq_clear_sbinfo(), __put_net(),
+ *    delayed_free_pidns(), which hands what a PID namespace owns to its
+ *    parent).
+ *
+ * A claim is compare-and-swap on the owner: of two PID namespaces racing
+ * for one namespace, one wins. A fork's, setns()'s and execve()'s claims
+ * are made at its check and undone if the call fails afterwards (fexit of
+ * copy_process() and of the syscalls).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "pidns-lsm.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define CLONE_VM	0x00000100
+#define CLONE_THREAD	0x00010000
+#define CLONE_NEWNS	0x00020000
+#define CLONE_SYSVSEM	0x00040000
+#define CLONE_NEWCGROUP	0x02000000
+#define CLONE_NEWUTS	0x04000000
+#define CLONE_NEWIPC	0x08000000
+#define CLONE_NEWUSER	0x10000000
+#define CLONE_NEWPID	0x20000000
+#define CLONE_NEWNET	0x40000000
+#define CLONE_NEWTIME	0x00000080
+#define COUPLED		(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET)
+#define NEW_NS		(COUPLED | CLONE_NEWPID | CLONE_NEWUTS | \
+			 CLONE_NEWCGROUP | CLONE_NEWTIME)
+
+#define PIDNS_ADDING	(1U << 31)
+#define MAX_LEVEL	33	/* MAX_PID_NS_LEVEL + 1 */
+#define CAP_SYS_ADMIN	21
+#define EINVAL		22
+#define EPERM		1
+#define MAX_ERRNO	4095
+#define NSFS_MAGIC	0x6e736673
+
+enum { MODE_OFF, MODE_WARN, MODE_ENFORCE, MODE_STAGE };
+enum { T_MNT, T_IPC, T_NET, T_NR };
+
+static const __u64 type_flag[T_NR] = { CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWNET };
+
+extern const void init_pid_ns __ksym;
+extern const void init_ipc_ns __ksym;
+extern const void init_net __ksym;
+extern const void init_nsproxy __ksym;
+extern const void pidfd_fops __ksym;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pidns_lsm_config);
+} pidns_config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PIDNS_LSM_NSTATS);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 18);
+} events SEC(".maps");
+
+/* A mount, IPC or network namespace made or seen since the program loaded */
+struct owner_rec {
+	__u64 owner;		/* its PID namespace; 0: the initial one */
+	__u64 id;		/* never reused (NS_GET_PIDNS_OWNER's) */
+	__u64 counted[4];	/* PID namespaces it has member counts under */
+	__u32 ncounted;
+	__u32 claimed;
+	__u32 uncounted;	/* a member could not be counted: no claim */
+	__u32 type;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, struct owner_rec);
+} owners SEC(".maps");
+
+/* A PID namespace made since the program loaded */
+struct pidns_rec {
+	__u64 id;
+	__u32 born;		/* the mode it was made in */
+	__u32 unused;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u64);
+	__type(value, struct pidns_rec);
+} pidnss SEC(".maps");
+
+/* An nsproxy that a task has had, and what it was counted under */
+struct nsp_rec {
+	__u64 ns[T_NR];		/* 0: an initial namespace, not counted */
+	__u64 pidc;		/* its pid_ns_for_children */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, struct nsp_rec);
+} nsps SEC(".maps");
+
+/*
+ * Members: for namespace @ns and PID namespace @pidns, how many nsproxies
+ * hold @ns with a pid_ns_for_children at or below @pidns. A task outside
+ * P that is not a builder of P has a pid_ns_for_children outside P, so N
+ * has such a member exactly when its count under the initial PID
+ * namespace exceeds its count under P.
+ */
+struct member_key {
+	__u64 ns;
+	__u64 pidns;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 131072);
+	__type(key, struct member_key);
+	__type(value, __u64);
+} members SEC(".maps");
+
+/* What a task carries from a check to its call's end */
+struct task_state {
+	__u32 joined;		/* new to a PID namespace: judged in full */
+	__u32 mark;		/* refuse the call's CAP_SYS_ADMIN check */
+	__u32 pend_call;	/* a verdict recorded at the call's end */
+	__s32 pend_mode;
+	__u64 pend_flags;
+	__u64 pend_missing;
+	__u64 pend_target;
+	__u32 claims;		/* T_* bits: claims to undo if the call fails */
+	__u32 has_pend;
+	__u64 claim_ns[T_NR];
+	__u64 claim_old[T_NR];
+	__u32 claim_was[T_NR];
+	__u32 unused;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct task_state);
+} tasks SEC(".maps");
+
+__u64 last_id;		/* ids after the initial ones (IPC 1, PID 4, NET 7, MNT 8) */
+__u64 marks;		/* tasks with a mark set: lsm/capable's fast path */
+
+#define INIT_PID	((__u64)&init_pid_ns)
+
+static __always_inline int get_mode(void)
+{
+	__u32 k = 0;
+	struct pidns_lsm_config *c = bpf_map_lookup_elem(&pidns_config, &k);
+
+	return c ? c->mode : MODE_OFF;
+}
+
+static __always_inline void count(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
+
+	if (v)
+		__sync_fetch_and_add(v, 1);
+}
+
+static __always_inline __u64 next_id(void)
+{
+	return __sync_add_and_fetch(&last_id, 1) + 8;
+}
+
+__noinline __u64 init_mnt(void)
+{
+	return (__u64)BPF_CORE_READ((struct nsproxy *)&init_nsproxy, mnt_ns);
+}
+
+__noinline int is_initial(__u64 ns, int type)
+{
+	if (type == T_MNT)
+		return ns == init_mnt();
+	if (type == T_IPC)
+		return ns == (__u64)&init_ipc_ns;
+	return ns == (__u64)&init_net;
+}
+
+__noinline __u64 pid_level(__u64 p)
+{
+	return p ? BPF_CORE_READ((struct pid_namespace *)p, level) : 0;
+}
+
+__noinline __u64 pid_parent(__u64 p)
+{
+	return p ? (__u64)BPF_CORE_READ((struct pid_namespace *)p, parent) : 0;
+}
+
+__noinline __u32 pid_inum(__u64 p)
+{
+	return p ? BPF_CORE_READ((struct pid_namespace *)p, ns.inum) : 0;
+}
+
+/* Whether PID namespace @p is @top or nested in it */
+__noinline int below(__u64 p, __u64 top)
+{
+	__u64 tl = pid_level(top);
+	int i;
+
+	for (i = 0; i < MAX_LEVEL && p; i++) {
+		if (pid_level(p) <= tl)
+			break;
+		p = pid_parent(p);
+	}
+	return p && p == top;
+}
+
+/* Whether @p has a task left or can still get one */
+__noinline int live(__u64 p)
+{
+	if (p == INIT_PID)
+		return 1;
+	return !!(BPF_CORE_READ((struct pid_namespace *)p, pid_allocated) &
+		  PIDNS_ADDING);
+}
+
+__noinline __u64 owner_of(__u64 ns)
+{
+	struct owner_rec *rec = bpf_map_lookup_elem(&owners, &ns);
+
+	return rec && rec->owner ? rec->owner : INIT_PID;
+}
+
+/* A dead owner stands for its nearest live ancestor */
+__noinline __u64 live_owner(__u64 ns)
+{
+	__u64 o = owner_of(ns);
+	int i;
+
+	for (i = 0; i < MAX_LEVEL && o; i++) {
+		if (live(o))
+			return o;
+		o = pid_parent(o);
+	}
+	return INIT_PID;
+}
+
+/* The mode PID namespace @p was made in (0: before the program) */
+__noinline int born(__u64 p)
+{
+	struct pidns_rec *rec;
+
+	if (p == INIT_PID)
+		return MODE_OFF;
+	rec = bpf_map_lookup_elem(&pidnss, &p);
+	return rec ? rec->born : MODE_OFF;
+}
+
+/* The PID namespace that the current task is in */
+__noinline __u64 active_pidns(void)
+{
+	struct task_struct *t = (void *)bpf_get_current_task();
+	struct pid *pid = BPF_CORE_READ(t, thread_pid);
+	unsigned int level;
+	struct upid up = {};
+	__u64 off;
+
+	if (!pid)
+		return 0;
+	level = BPF_CORE_READ(pid, level);
+	if (level >= MAX_LEVEL)
+		return 0;
+	off = bpf_core_field_offset(struct pid, numbers) +
+	      (__u64)level * bpf_core_type_size(struct upid);
+	bpf_probe_read_kernel(&up, sizeof(up), (void *)pid + off);
+	return (__u64)up.ns;
+}
+
+/*
+ * A pointer the verifier knows (a hook's argument) as a plain number, which
+ * global functions take
+ */
+static __always_inline __u64 scalar(const void *p)
+{
+	__u64 v = 0;
+
+	bpf_probe_read_kernel(&v, sizeof(v), &p);
+	return v;
+}
+
+static __always_inline void read_nsp(__u64 nsp, __u64 *ns)
+{
+	struct nsproxy *n = (struct nsproxy *)nsp;
+
+	ns[T_MNT] = (__u64)BPF_CORE_READ(n, mnt_ns);
+	ns[T_IPC] = (__u64)BPF_CORE_READ(n, ipc_ns);
+	ns[T_NET] = (__u64)BPF_CORE_READ(n, net_ns);
+}
+
+/* CLONE_NEW* of each of @ns that @p neither owns nor has below it */
+static __always_inline __u64 foreign(__u64 p, __u64 *ns)
+{
+	__u64 f = 0;
+	int t;
+
+	for (t = 0; t < T_NR; t++)
+		if (ns[t] && !below(owner_of(ns[t]), p))
+			f |= type_flag[t];
+	return f;
+}
+
+/* Member counts */
+__noinline int member_add(__u64 ns, __u64 pidns, long d)
+{
+	struct member_key k = { .ns = ns, .pidns = pidns };
+	struct owner_rec *rec;
+	__u64 zero = 0, *v;
+	__u32 i;
+
+	v = bpf_map_lookup_elem(&members, &k);
+	if (!v && d > 0) {
+		if (bpf_map_update_elem(&members, &k, &zero, BPF_NOEXIST) == 0) {
+			rec = bpf_map_lookup_elem(&owners, &ns);
+			if (rec) {
+				i = __sync_fetch_and_add(&rec->ncounted, 1);
+				if (i < 4)
+					rec->counted[i] = pidns;
+			}
+		}
+		v = bpf_map_lookup_elem(&members, &k);
+	}
+	if (!v) {
+		if (d > 0) {
+			rec = bpf_map_lookup_elem(&owners, &ns);
+			if (rec)
+				rec->uncounted = 1;
+			count(PIDNS_LSM_UNCOUNTED);
+		}
+		return 0;
+	}
+	__sync_fetch_and_add(v, d);
+	return 0;
+}
+
+__noinline __u64 members_under(__u64 ns, __u64 pidns)
+{
+	struct member_key k = { .ns = ns, .pidns = pidns };
+	__u64 *v = bpf_map_lookup_elem(&members, &k);
+
+	return v ? *v : 0;
+}
+
+/* Record a namespace seen for the first time (owner: the initial PID ns) */
+__noinline int owner_seen(__u64 ns, int type)
+{
+	struct owner_rec rec = {};
+
+	if (!ns || is_initial(ns, type))
+		return 0;
+	rec.id = next_id();
+	rec.type = type;
+	bpf_map_update_elem(&owners, &ns, &rec, BPF_NOEXIST);
+	return 0;
+}
+
+/*
+ * Count @nsp's members, once: for each of its namespaces but the initial
+ * ones, under its pid_ns_for_children and every PID namespace above it.
+ */
+__noinline int nsp_add(__u64 nsp)
+{
+	struct nsp_rec rec = {};
+	__u64 ns[T_NR], p;
+	int t, i;
+
+	if (!nsp)
+		return 0;
+	read_nsp(nsp, ns);
+	for (t = 0; t < T_NR; t++)
+		if (ns[t] && !is_initial(ns[t], t))
+			rec.ns[t] = ns[t];
+	if (!rec.ns[T_MNT] && !rec.ns[T_IPC] && !rec.ns[T_NET])
+		return 0;
+	rec.pidc = (__u64)BPF_CORE_READ((struct nsproxy *)nsp, pid_ns_for_children);
+	if (bpf_map_update_elem(&nsps, &nsp, &rec, BPF_NOEXIST))
+		return 0;
+	for (t = 0; t < T_NR; t++) {
+		if (!rec.ns[t])
+			continue;
+		owner_seen(rec.ns[t], t);
+		p = rec.pidc;
+		for (i = 0; i < MAX_LEVEL && p; i++) {
+			member_add(rec.ns[t], p, 1);
+			p = pid_parent(p);
+		}
+	}
+	return 0;
+}
+
+__noinline int nsp_del(__u64 nsp)
+{
+	struct nsp_rec *r = bpf_map_lookup_elem(&nsps, &nsp), rec;
+	__u64 p;
+	int t, i;
+
+	if (!r)
+		return 0;
+	rec = *r;
+	if (bpf_map_delete_elem(&nsps, &nsp))
+		return 0;
+	for (t = 0; t < T_NR; t++) {
+		if (!rec.ns[t])
+			continue;
+		p = rec.pidc;
+		for (i = 0; i < MAX_LEVEL && p; i++) {
+			member_add(rec.ns[t], p, -1);
+			p = pid_parent(p);
+		}
+	}
+	return 0;
+}
+
+/* Whether a task outside @p, not a builder of it, is a member of @ns */
+__noinline int has_outsider(__u64 p, __u64 ns)
+{
+	struct owner_rec *rec = bpf_map_lookup_elem(&owners, &ns);
+
+	if (!rec || rec->uncounted)
+		return 1;
+	return members_under(ns, INIT_PID) != members_under(ns, p);
+}
+
+enum { CLAIM_NO, CLAIM_YES, CLAIM_OWNED };
+
+__noinline int claimable(__u64 p, __u64 ns, int type)
+{
+	__u64 o;
+
+	if (!p || is_initial(ns, type))
+		return CLAIM_NO;
+	o = live_owner(ns);
+	if (below(o, p))
+		return CLAIM_OWNED;
+	if (below(p, o) && !has_outsider(p, ns))
+		return CLAIM_YES;
+	return CLAIM_NO;
+}
+
+/*
+ * What of @f (of @ns) @p neither owns nor can claim; the claims are made
+ * if that is nothing, and kept in @st to be undone if the call fails.
+ */
+static __always_inline __u64 decide(__u64 p, __u64 *ns, __u64 f,
+				    struct task_state *st)
+{
+	__u32 claims = 0, done = 0;
+	struct owner_rec *rec;
+	__u64 old[T_NR] = {};
+	int t;
+
+	for (t = 0; t < T_NR; t++) {
+		if (!(f & type_flag[t]))
+			continue;
+		rec = bpf_map_lookup_elem(&owners, &ns[t]);
+		if (rec)
+			old[t] = rec->owner;
+		switch (claimable(p, ns[t], t)) {
+		case CLAIM_OWNED:
+			f &= ~type_flag[t];
+			break;
+		case CLAIM_YES:
+			claims |= 1U << t;
+			break;
+		}
+	}
+	for (t = 0; t < T_NR; t++)
+		if (claims & (1U << t))
+			f &= ~type_flag[t];
+	if (f || !claims)
+		return f;
+	for (t = 0; t < T_NR; t++) {
+		if (!(claims & (1U << t)))
+			continue;
+		rec = bpf_map_lookup_elem(&owners, &ns[t]);
+		if (!rec ||
+		    __sync_val_compare_and_swap(&rec->owner, old[t], p) != old[t])
+			break;
+		done |= 1U << t;
+		if (st) {
+			st->claim_ns[t] = ns[t];
+			st->claim_old[t] = old[t];
+			st->claim_was[t] = rec->claimed;
+		}
+		rec->claimed = 1;
+	}
+	if (done == claims) {
+		if (st)
+			st->claims = claims;
+		return 0;
+	}
+	/* Another PID namespace won a race for one of them: undo ours */
+	for (t = 0; t < T_NR; t++) {
+		if (!(done & (1U << t)))
+			continue;
+		rec = bpf_map_lookup_elem(&owners, &ns[t]);
+		if (rec) {
+			__sync_val_compare_and_swap(&rec->owner, p, old[t]);
+			if (st)
+				rec->claimed = st->claim_was[t];
+		}
+	}
+	if (st)
+		st->claims = 0;
+	for (t = 0; t < T_NR; t++)
+		if (claims & (1U << t))
+			f |= type_flag[t];
+	return f;
+}
+
+/* Undo the claims of a call that failed after its check */
+static __always_inline void claims_end(struct task_state *st, int failed)
+{
+	struct owner_rec *rec;
+	int t;
+
+	if (!st || !st->claims)
+		return;
+	for (t = 0; t < T_NR; t++) {
+		if (!failed || !(st->claims & (1U << t)))
+			continue;
+		rec = bpf_map_lookup_elem(&owners, &st->claim_ns[t]);
+		if (!rec)
+			continue;
+		rec->owner = st->claim_old[t];
+		rec->claimed = st->claim_was[t];
+	}
+	st->claims = 0;
+}
+
+/* Whether every namespace of @ns in @f belongs to a PID namespace made
+ * in mode 0 or 1, or to the initial one */
+static __always_inline int old_owners(__u64 *ns, __u64 f)
+{
+	int t;
+
+	for (t = 0; t < T_NR; t++)
+		if ((f & type_flag[t]) && born(owner_of(ns[t])) >= MODE_ENFORCE)
+			return 0;
+	return 1;
+}
+
+/* The mode that judges a state check (definition 8, old PID namespaces) */
+static __always_inline int state_mode(int call, __u64 p, int mode, __u64 *ns,
+				      __u64 f, int joiner, int joined)
+{
+	if (mode >= MODE_ENFORCE && !joiner && call != PIDNS_LSM_ENTER &&
+	    born(p) < MODE_ENFORCE && !joined && (!ns || old_owners(ns, f)))
+		return MODE_WARN;
+	return mode;
+}
+
+/* @what: the call, | refused << 8, | the mode << 16 (five arguments at most) */
+__noinline int record_what(__u32 what, __u64 flags, __u64 missing,
+			    __u64 target)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	int call = what & 0xff, refused = (what >> 8) & 1, mode = what >> 16;
+	struct pidns_lsm_event *e;
+	struct file *exe;
+
+	if (call >= PIDNS_LSM_NCALLS)
+		return 0;
+	count(call * 2 + refused);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count(PIDNS_LSM_LOST);
+		return 0;
+	}
+	e->ts = bpf_ktime_get_ns();
+	e->call = call;
+	e->flags = flags;
+	e->missing = missing;
+	e->mode = mode;
+	e->refused = refused;
+	e->pid = (__u32)bpf_get_current_pid_tgid();
+	e->uid = (__u32)bpf_get_current_uid_gid();
+	e->pidns = pid_inum(active_pidns());
+	e->target = pid_inum(target);
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	exe = BPF_CORE_READ(task, mm, exe_file);
+	e->exe_dev = exe ? BPF_CORE_READ(exe, f_inode, i_sb, s_dev) : 0;
+	e->exe_ino = exe ? BPF_CORE_READ(exe, f_inode, i_ino) : 0;
+	e->exe[0] = 0;
+	if (exe)
+		bpf_probe_read_kernel_str(e->exe, sizeof(e->exe),
+					  BPF_CORE_READ(exe, f_path.dentry, d_name.name));
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/*
+ * Count and record a verdict; what the mode makes of it: 0, or the errno
+ * (positive) of a refusal. @judge is the mode that judges it.
+ */
+#define record(call, flags, missing, mode, refused, target) \
+	record_what((call) | (!!(refused) << 8) | ((mode) << 16), flags, \
+		    missing, target)
+
+static __always_inline int verdict(int call, __u64 flags, __u64 missing,
+				   int mode, int judge, __u64 target)
+{
+	int refused = judge >= MODE_ENFORCE;
+
+	record(call, flags, missing, mode, refused, target);
+	if (!refused)
+		return 0;
+	return call == PIDNS_LSM_EXEC || call == PIDNS_LSM_ENTER ? EPERM : EINVAL;
+}
+
+static __always_inline struct task_state *state_of(struct task_struct *t,
+						   int create)
+{
+	return bpf_task_storage_get(&tasks, t, 0,
+				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+}
+
+/* Whether the current task is in the initial PID namespace, or has only
+ * namespaces of its own PID namespace */
+static __always_inline int parent_clean(__u64 active, __u64 *ns)
+{
+	return active == INIT_PID || !foreign(active, ns);
+}
+
+/*
+ * A fork's state check: the child, born into @p, has the parent's
+ * namespaces @ns but those @flags makes anew (which are @p's own).
+ */
+static __always_inline int judge_fork(__u64 flags, __u64 p, __u64 *pns,
+				      int mode, int staged, int joiner,
+				      struct task_state *st)
+{
+	__u64 ns[T_NR], f;
+	int t, joined = st ? st->joined : 0;
+
+	for (t = 0; t < T_NR; t++)
+		ns[t] = flags & type_flag[t] ? 0 : pns[t];
+	f = foreign(p, ns);
+	if (!f)
+		return 0;
+	f = decide(p, ns, f, st);
+	if (!f || staged)
+		return 0;
+	return verdict(PIDNS_LSM_JOIN, flags, f, mode,
+		       state_mode(PIDNS_LSM_JOIN, p, mode, ns, f, joiner, joined),
+		       p);
+}
+
+static __always_inline int has_cap_sys_admin(struct task_struct *t)
+{
+	const struct cred *c = BPF_CORE_READ(t, cred);
+	__u64 v = 0;
+
+	/* 6.1: a struct of two u32 words; 6.12: one u64 */
+	bpf_probe_read_kernel(&v, sizeof(v), (void *)c +
+			      bpf_core_field_offset(struct cred, cap_effective));
+	return !!(v & (1ULL << CAP_SYS_ADMIN));
+}
+
+SEC("lsm/task_alloc")
+int BPF_PROG(pidns_task_alloc, struct task_struct *task,
+	     unsigned long clone_flags)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	__u64 active, pc, nsp, ns[T_NR], missing;
+	struct task_state *st, *cst;
+	int mode = get_mode(), ret = 0;
+
+	st = state_of(cur, 0);
+	if (st && st->joined) {
+		cst = state_of(task, 1);
+		if (cst)
+			cst->joined = 1;
+	}
+	if (mode == MODE_OFF)
+		return 0;
+	/* What the kernel refuses anyway gets no verdict */
+	if ((clone_flags & NEW_NS) && !(clone_flags & CLONE_NEWUSER) &&
+	    !has_cap_sys_admin(cur))
+		return 0;
+	if ((clone_flags & (CLONE_NEWIPC | CLONE_SYSVSEM)) ==
+	    (CLONE_NEWIPC | CLONE_SYSVSEM))
+		return 0;
+
+	nsp = (__u64)BPF_CORE_READ(cur, nsproxy);
+	if (!nsp)
+		return 0;
+	read_nsp(nsp, ns);
+	active = active_pidns();
+	pc = (__u64)BPF_CORE_READ(cur, nsproxy, pid_ns_for_children);
+	if (!st)
+		st = state_of(cur, 1);
+	if (st)
+		st->claims = 0;
+
+	if (clone_flags & CLONE_NEWPID) {
+		/* A parent in the shared state gives its init no window */
+		if (active != INIT_PID && !parent_clean(active, ns)) {
+			__u64 cns[T_NR], f = 0;
+			int t;
+
+			for (t = 0; t < T_NR; t++) {
+				cns[t] = clone_flags & type_flag[t] ? 0 : ns[t];
+				if (cns[t])
+					f |= type_flag[t];
+			}
+			if (f)
+				ret = verdict(PIDNS_LSM_JOIN, clone_flags, f, mode,
+					      state_mode(PIDNS_LSM_JOIN, pc, mode,
+							 cns, f, 0,
+							 st ? st->joined : 0),
+					      0);
+		}
+	} else if (pc == active) {
+		if (active != INIT_PID && !(clone_flags & CLONE_THREAD))
+			ret = judge_fork(clone_flags, active, ns, mode, 0, 0, st);
+	} else {
+		/* A joiner: marked, and judged in full from then on */
+		if (mode >= MODE_ENFORCE) {
+			cst = state_of(task, 1);
+			if (cst)
+				cst->joined = 1;
+		}
+		if (mode == MODE_STAGE) {
+			/* The fork that gives the PID namespace its init */
+			int init = BPF_CORE_READ((struct pid_namespace *)pc,
+						 pid_allocated) == PIDNS_ADDING;
+
+			ret = judge_fork(clone_flags, pc, ns, mode,
+					 init && parent_clean(active, ns), 1, st);
+		} else {
+			ret = judge_fork(clone_flags, pc, ns, mode, 0, 1, st);
+		}
+	}
+	if (ret)
+		return -ret;
+
+	/* The same-call rule, after the state check as in the patch */
+	if ((clone_flags & CLONE_NEWPID) &&
+	    (mode == MODE_WARN || mode == MODE_ENFORCE)) {
+		missing = COUPLED & ~clone_flags;
+		if (missing)
+			ret = verdict(PIDNS_LSM_CLONE, clone_flags, missing, mode,
+				      mode, 0);
+	}
+	if (ret && st)
+		claims_end(st, 1);
+	return -ret;
+}
+
+SEC("fexit/copy_process")
+int BPF_PROG(pidns_copy_process_end, struct pid *pid, int trace, int node,
+	     struct kernel_clone_args *args, struct task_struct *ret)
+{
+	struct task_state *st = state_of(bpf_get_current_task_btf(), 0);
+
+	claims_end(st, (unsigned long)ret >= (unsigned long)-MAX_ERRNO);
+	return 0;
+}
+
+SEC("lsm/bprm_creds_for_exec")
+int BPF_PROG(pidns_exec, struct linux_binprm *bprm)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	__u64 active, built, nsp, ns[T_NR], f, shared = 0;
+	int mode = get_mode(), ret, t, joined;
+	struct task_state *st;
+
+	if (mode == MODE_OFF)
+		return 0;
+	nsp = (__u64)BPF_CORE_READ(cur, nsproxy);
+	if (!nsp)
+		return 0;
+	read_nsp(nsp, ns);
+	active = active_pidns();
+	built = (__u64)BPF_CORE_READ(cur, nsproxy, pid_ns_for_children);
+	st = state_of(cur, 0);
+	joined = st ? st->joined : 0;
+
+	/* A builder: none of the namespaces of what it builds */
+	if (built != active) {
+		__u64 al = pid_level(active);
+
+		for (t = 0; t < T_NR; t++) {
+			__u64 o = owner_of(ns[t]);
+
+			if (pid_level(o) > al && below(built, o))
+				shared |= type_flag[t];
+		}
+		if (shared) {
+			ret = verdict(PIDNS_LSM_EXEC, CLONE_NEWPID, shared, mode,
+				      state_mode(PIDNS_LSM_EXEC, built, mode, 0,
+						 shared, 0, joined), built);
+			if (ret)
+				return -ret;
+		}
+	}
+	if (active == INIT_PID)
+		return 0;
+	f = foreign(active, ns);
+	if (!f)
+		return 0;
+	if (!st)
+		st = state_of(cur, 1);
+	if (st)
+		st->claims = 0;
+	f = decide(active, ns, f, st);
+	if (!f)
+		return 0;
+	return -verdict(PIDNS_LSM_EXEC, 0, f, mode,
+			state_mode(PIDNS_LSM_EXEC, active, mode, ns, f, 0, joined),
+			active);
+}
+
+static __always_inline int exec_end(long ret)
+{
+	claims_end(state_of(bpf_get_current_task_btf(), 0), ret != 0);
+	return 0;
+}
+
+SEC("fexit/__x64_sys_execve")
+int BPF_PROG(pidns_execve_end, struct pt_regs *regs, long ret)
+{
+	return exec_end(ret);
+}
+
+SEC("fexit/__x64_sys_execveat")
+int BPF_PROG(pidns_execveat_end, struct pt_regs *regs, long ret)
+{
+	return exec_end(ret);
+}
+
+/* Set a mark: the call's first CAP_SYS_ADMIN check refuses it */
+static __always_inline void mark(struct task_state *st, int call, __u64 flags,
+				 __u64 missing, int mode, __u64 target)
+{
+	if (!st->mark)
+		__sync_fetch_and_add(&marks, 1);
+	st->mark = 1;
+	st->pend_call = call;
+	st->pend_flags = flags;
+	st->pend_missing = missing;
+	st->pend_mode = mode;
+	st->pend_target = target;
+}
+
+static __always_inline void pend(struct task_state *st, int call, __u64 flags,
+				 __u64 missing, int mode, __u64 target)
+{
+	st->has_pend = 1;
+	st->pend_call = call;
+	st->pend_flags = flags;
+	st->pend_missing = missing;
+	st->pend_mode = mode;
+	st->pend_target = target;
+}
+
+/* The end of unshare() or setns(): what the mark did not record */
+static __always_inline int call_end(long ret)
+{
+	struct task_state *st = state_of(bpf_get_current_task_btf(), 0);
+
+	if (!st)
+		return 0;
+	if (st->mark) {
+		st->mark = 0;
+		__sync_fetch_and_sub(&marks, 1);
+	}
+	if (st->has_pend && ret == 0)
+		record(st->pend_call, st->pend_flags, st->pend_missing,
+		       st->pend_mode, 0, st->pend_target);
+	st->has_pend = 0;
+	claims_end(st, ret != 0);
+	return 0;
+}
+
+static __always_inline int unshare_start(__u64 flags)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	int mode = get_mode();
+	struct task_state *st;
+	__u64 missing;
+
+	if ((mode != MODE_WARN && mode != MODE_ENFORCE) ||
+	    !(flags & CLONE_NEWPID))
+		return 0;
+	missing = COUPLED & ~flags;
+	if (!missing)
+		return 0;
+	st = state_of(cur, 1);
+	if (!st)
+		return 0;
+	if (mode == MODE_ENFORCE)
+		mark(st, PIDNS_LSM_UNSHARE, flags, missing, mode, 0);
+	else
+		pend(st, PIDNS_LSM_UNSHARE, flags, missing, mode, 0);
+	return 0;
+}
+
+SEC("fentry/__x64_sys_unshare")
+int BPF_PROG(pidns_unshare, struct pt_regs *regs)
+{
+	return unshare_start(BPF_CORE_READ(regs, di));
+}
+
+SEC("fexit/__x64_sys_unshare")
+int BPF_PROG(pidns_unshare_end, struct pt_regs *regs, long ret)
+{
+	return call_end(ret);
+}
+
+SEC("fentry/__ia32_sys_unshare")
+int BPF_PROG(pidns_unshare32, struct pt_regs *regs)
+{
+	return unshare_start((__u32)BPF_CORE_READ(regs, bx));
+}
+
+SEC("fexit/__ia32_sys_unshare")
+int BPF_PROG(pidns_unshare32_end, struct pt_regs *regs, long ret)
+{
+	return call_end(ret);
+}
+
+/* The file behind the current task's descriptor @fd */
+static __always_inline struct file *fd_file(int fd)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	struct fdtable *fdt = BPF_CORE_READ(cur, files, fdt);
+	struct file **fds, *f = 0;
+
+	if (fd < 0 || !fdt || (unsigned int)fd >= BPF_CORE_READ(fdt, max_fds))
+		return 0;
+	fds = BPF_CORE_READ(fdt, fd);
+	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
+	return f;
+}
+
+static __always_inline __u64 ns_from_common(__u64 nsc, int type)
+{
+	switch (type) {
+	case T_MNT:
+		return nsc - bpf_core_field_offset(struct mnt_namespace, ns);
+	case T_IPC:
+		return nsc - bpf_core_field_offset(struct ipc_namespace, ns);
+	default:
+		return nsc - bpf_core_field_offset(struct net, ns);
+	}
+}
+
+static __always_inline int setns_start(int fd, __u64 nstype)
+{
+	struct task_struct *cur = bpf_get_current_task_btf(), *target;
+	__u64 active, ns[T_NR], nns[T_NR], tns[T_NR], f, changed = 0;
+	int mode = get_mode(), t;
+	struct task_state *st;
+	struct file *file;
+	__u64 missing = 0;
+
+	if (mode == MODE_OFF)
+		return 0;
+	file = fd_file(fd);
+	if (!file)
+		return 0;
+	read_nsp((__u64)BPF_CORE_READ(cur, nsproxy), ns);
+	for (t = 0; t < T_NR; t++)
+		nns[t] = ns[t];
+
+	if ((__u64)BPF_CORE_READ(file, f_op) == (__u64)&pidfd_fops) {
+		struct pid *pid = BPF_CORE_READ(file, private_data);
+		struct hlist_node *first;
+		__u64 tnsp;
+
+		first = BPF_CORE_READ(pid, tasks[0].first);
+		if (!first)
+			return 0;
+		target = (void *)first -
+			 bpf_core_field_offset(struct task_struct, pid_links);
+		tnsp = (__u64)BPF_CORE_READ(target, nsproxy);
+		if (!tnsp)
+			return 0;
+		read_nsp(tnsp, tns);
+		for (t = 0; t < T_NR; t++)
+			if (nstype & type_flag[t])
+				nns[t] = tns[t];
+		/* The same-call rule on the state the call produces */
+		if ((nstype & CLONE_NEWPID) &&
+		    (mode == MODE_WARN || mode == MODE_ENFORCE))
+			for (t = 0; t < T_NR; t++)
+				if (nns[t] != tns[t])
+					missing |= type_flag[t];
+	} else if (BPF_CORE_READ(file, f_inode, i_sb, s_magic) == NSFS_MAGIC) {
+		struct ns_common *nsc = BPF_CORE_READ(file, f_inode, i_private);
+		__u64 type = (__u32)BPF_CORE_READ(nsc, ops, type);
+
+		if (nstype && nstype != type)
+			return 0;
+		for (t = 0; t < T_NR; t++)
+			if (type == type_flag[t])
+				nns[t] = ns_from_common((__u64)nsc, t);
+	} else {
+		return 0;
+	}
+
+	st = state_of(cur, 1);
+	if (!st)
+		return 0;
+	st->claims = 0;
+	st->has_pend = 0;
+	if (missing) {
+		if (mode == MODE_ENFORCE) {
+			mark(st, PIDNS_LSM_SETNS, nstype, missing, mode, 0);
+			return 0;
+		}
+		/* Warn mode records it, and goes on to the state check */
+		record(PIDNS_LSM_SETNS, nstype, missing, mode, 0, 0);
+	}
+
+	active = active_pidns();
+	if (active == INIT_PID)
+		return 0;
+	for (t = 0; t < T_NR; t++)
+		if (nns[t] != ns[t])
+			changed |= type_flag[t];
+	if (!changed)
+		return 0;
+	f = foreign(active, nns) & changed;
+	if (!f)
+		return 0;
+	f = decide(active, nns, f, st);
+	if (!f)
+		return 0;
+	if (mode >= MODE_ENFORCE)
+		mark(st, PIDNS_LSM_ENTER, 0, f, mode, active);
+	else
+		pend(st, PIDNS_LSM_ENTER, 0, f, mode, active);
+	return 0;
+}
+
+SEC("fentry/__x64_sys_setns")
+int BPF_PROG(pidns_setns, struct pt_regs *regs)
+{
+	return setns_start((int)BPF_CORE_READ(regs, di), BPF_CORE_READ(regs, si));
+}
+
+SEC("fexit/__x64_sys_setns")
+int BPF_PROG(pidns_setns_end, struct pt_regs *regs, long ret)
+{
+	return call_end(ret);
+}
+
+SEC("fentry/__ia32_sys_setns")
+int BPF_PROG(pidns_setns32, struct pt_regs *regs)
+{
+	return setns_start((int)BPF_CORE_READ(regs, bx),
+			   (__u32)BPF_CORE_READ(regs, cx));
+}
+
+SEC("fexit/__ia32_sys_setns")
+int BPF_PROG(pidns_setns32_end, struct pt_regs *regs, long ret)
+{
+	return call_end(ret);
+}
+
+/* The refusal of a marked unshare() or setns() */
+SEC("lsm/capable")
+int BPF_PROG(pidns_capable, const struct cred *cred, struct user_namespace *ns,
+	     int cap, unsigned int opts, int ret)
+{
+	struct task_state *st;
+
+	if (ret || cap != CAP_SYS_ADMIN || !marks)
+		return ret;
+	st = state_of(bpf_get_current_task_btf(), 0);
+	if (!st || !st->mark)
+		return 0;
+	st->mark = 0;
+	__sync_fetch_and_sub(&marks, 1);
+	record(st->pend_call, st->pend_flags, st->pend_missing, st->pend_mode,
+	       1, st->pend_target);
+	return -EPERM;
+}
+
+/* Owners: the PID namespace the creator's children are born into */
+SEC("fexit/create_new_namespaces")
+int BPF_PROG(pidns_created, unsigned long flags, struct task_struct *tsk,
+	     struct user_namespace *user_ns, struct fs_struct *new_fs,
+	     struct nsproxy *ret)
+{
+	__u64 ns[T_NR], old[T_NR], pidc, oldpc;
+	struct owner_rec rec = {};
+	int t;
+
+	if (!ret || (unsigned long)ret >= (unsigned long)-MAX_ERRNO)
+		return 0;
+	read_nsp((__u64)ret, ns);
+	read_nsp((__u64)BPF_CORE_READ(tsk, nsproxy), old);
+	pidc = (__u64)BPF_CORE_READ(ret, pid_ns_for_children);
+	oldpc = (__u64)BPF_CORE_READ(tsk, nsproxy, pid_ns_for_children);
+	if (pidc != oldpc) {
+		struct pidns_rec prec = { .id = next_id(), .born = get_mode() };
+
+		bpf_map_update_elem(&pidnss, &pidc, &prec, BPF_ANY);
+	}
+	for (t = 0; t < T_NR; t++) {
+		if (ns[t] == old[t] || is_initial(ns[t], t))
+			continue;
+		__builtin_memset(&rec, 0, sizeof(rec));
+		rec.owner = pidc == INIT_PID ? 0 : pidc;
+		rec.id = next_id();
+		rec.type = t;
+		bpf_map_update_elem(&owners, &ns[t], &rec, BPF_ANY);
+	}
+	return 0;
+}
+
+SEC("fexit/copy_namespaces")
+int BPF_PROG(pidns_copied, unsigned long flags, struct task_struct *tsk,
+	     int ret)
+{
+	__u64 nsp = (__u64)BPF_CORE_READ(tsk, nsproxy);
+
+	if (ret == 0 &&
+	    nsp != (__u64)BPF_CORE_READ(bpf_get_current_task_btf(), nsproxy))
+		nsp_add(nsp);
+	return 0;
+}
+
+SEC("fentry/switch_task_namespaces")
+int BPF_PROG(pidns_switch, struct task_struct *p, struct nsproxy *new)
+{
+	if (new)
+		nsp_add(scalar(new));
+	return 0;
+}
+
+SEC("fentry/free_nsproxy")
+int BPF_PROG(pidns_free_nsproxy, struct nsproxy *ns)
+{
+	nsp_del(scalar(ns));
+	return 0;
+}
+
+/* A namespace's end: its record and its member counts */
+__noinline int owner_drop(__u64 ns)
+{
+	struct owner_rec *rec = bpf_map_lookup_elem(&owners, &ns);
+	struct member_key k = { .ns = ns };
+	__u32 i, n;
+
+	if (!rec)
+		return 0;
+	n = rec->ncounted;
+	for (i = 0; i < 4 && i < n; i++) {
+		k.pidns = rec->counted[i];
+		bpf_map_delete_elem(&members, &k);
+	}
+	bpf_map_delete_elem(&owners, &ns);
+	return 0;
+}
+
+SEC("fentry/free_mnt_ns")
+int BPF_PROG(pidns_free_mnt, struct mnt_namespace *ns)
+{
+	owner_drop(scalar(ns));
+	return 0;
+}
+
+SEC("fentry/mq_clear_sbinfo")
+int BPF_PROG(pidns_free_ipc, struct ipc_namespace *ns)
+{
+	owner_drop(scalar(ns));
+	return 0;
+}
+
+SEC("fentry/__put_net")
+int BPF_PROG(pidns_free_net, struct net *net)
+{
+	owner_drop(scalar(net));
+	return 0;
+}
+
+struct reparent_ctx {
+	__u64 dead;
+	__u64 parent;
+};
+
+static long reparent(struct bpf_map *map, __u64 *key, struct owner_rec *rec,
+		     struct reparent_ctx *ctx)
+{
+	if (rec->owner == ctx->dead) {
+		rec->owner = ctx->parent == INIT_PID ? 0 : ctx->parent;
+		rec->claimed = 0;
+	}
+	return 0;
+}
+
+/* A PID namespace's end: what it owns goes to its parent, unclaimed */
+SEC("fentry/delayed_free_pidns")
+int BPF_PROG(pidns_free_pidns, struct callback_head *rcu)
+{
+	struct reparent_ctx rc;
+
+	rc.dead = scalar(rcu) - bpf_core_field_offset(struct pid_namespace, rcu);
+	rc.parent = pid_parent(rc.dead);
+	bpf_for_each_map_elem(&owners, reparent, &rc, 0);
+	bpf_map_delete_elem(&pidnss, &rc.dead);
+	return 0;
+}
+
+/* At load: the nsproxies and namespaces of the tasks already running */
+SEC("iter/task")
+int pidns_seed(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	__u64 nsp, ns[T_NR];
+	int t;
+
+	if (!task)
+		return 0;
+	nsp = (__u64)BPF_CORE_READ(task, nsproxy);
+	if (!nsp)
+		return 0;
+	read_nsp(nsp, ns);
+	for (t = 0; t < T_NR; t++)
+		owner_seen(ns[t], t);
+	nsp_add(nsp);
+	return 0;
+}

@@ -1,0 +1,468 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pidns-lsm - kernel.pidns_coupling's policy as a BPF LSM, for a kernel
+ * without the series: load and attach it, pin it so that it outlives the
+ * loader, set its mode, read its counters and its record, detach it.
+ *
+ * The record is printed in the text of the patched kernel's trace event
+ * pidns_coupling:pidns_coupling_verdict, so that pidns-report reads it.
+ */
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "pidns-lsm.h"
+#include "pidns-lsm.skel.h"
+
+#ifndef NSCLONE_VERSION
+#define NSCLONE_VERSION "unknown"
+#endif
+
+#define PIN_LINKS	PIDNS_LSM_PIN "/links"
+
+static const char *const call_names[PIDNS_LSM_NCALLS] = {
+	"clone", "unshare", "setns", "join", "exec", "enter",
+};
+
+static volatile sig_atomic_t stop;
+
+static void __attribute__((noreturn)) usage(void)
+{
+	fputs("Usage:\n"
+	      " pidns-lsm [options] attach|detach|mode [N]|stats|record|status\n"
+	      "\n"
+	      "kernel.pidns_coupling's policy as a BPF LSM, for kernels without the series.\n"
+	      "\n"
+	      "Commands:\n"
+	      " attach        load, attach and pin the program (--mode, default 1)\n"
+	      " detach        unpin it: the policy ends\n"
+	      " mode [N]      print the mode, or set it: 0 off, 1 warn, 2 enforce, 3 stage\n"
+	      " stats         the count of every verdict, as kernel.pidns_coupling_stats\n"
+	      " record        the verdicts not read yet, as trace text (pidns-report reads it)\n"
+	      " status        whether it is attached, its mode, its maps and programs\n"
+	      "\n"
+	      "Options:\n"
+	      " -m, --mode N  the mode attach sets\n"
+	      " -f, --follow  record: wait for more verdicts until interrupted\n"
+	      " -h, --help    display this help\n"
+	      " -V, --version display version\n"
+	      "\n"
+	      "For more details see pidns-lsm(8).\n", stdout);
+	exit(EXIT_SUCCESS);
+}
+
+static int pinned_map(const char *name)
+{
+	char path[256];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", PIDNS_LSM_PIN, name);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		err(EXIT_FAILURE, "%s (is pidns-lsm attached?)", path);
+	return fd;
+}
+
+static int parse_mode(const char *s)
+{
+	char *end;
+	long m;
+
+	errno = 0;
+	m = strtol(s, &end, 10);
+	if (errno || *end || end == s || m < 0 || m > 3)
+		errx(EXIT_FAILURE, "invalid mode: '%s' (0 to 3)", s);
+	return (int)m;
+}
+
+static void set_mode(int fd, int mode)
+{
+	struct pidns_lsm_config c = { .mode = (__u32)mode };
+	__u32 k = 0;
+
+	if (bpf_map_update_elem(fd, &k, &c, BPF_ANY))
+		err(EXIT_FAILURE, "cannot set the mode");
+}
+
+static int get_mode(int fd)
+{
+	struct pidns_lsm_config c;
+	__u32 k = 0;
+
+	if (bpf_map_lookup_elem(fd, &k, &c))
+		err(EXIT_FAILURE, "cannot read the mode");
+	return (int)c.mode;
+}
+
+/* Print each program's name, instruction count and the verifier's figure */
+static void print_prog(int prog_fd, const char *prefix)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len))
+		return;
+	printf("%sprogram %s: id %u, %u instructions, verifier processed %u\n",
+	       prefix, info.name, info.id, info.xlated_prog_len / 8,
+	       info.verified_insns);
+}
+
+static int do_attach(int mode)
+{
+	struct pidns_lsm *skel;
+	struct bpf_program *prog;
+	struct bpf_link *link, *iter;
+	char path[512], buf[64];
+	int fd, n, ret;
+
+	if (access(PIN_LINKS, F_OK) == 0)
+		errx(EXIT_FAILURE, "already attached (%s); detach first", PIN_LINKS);
+	skel = pidns_lsm__open();
+	if (!skel)
+		err(EXIT_FAILURE, "cannot open the BPF object");
+	ret = pidns_lsm__load(skel);
+	if (ret)
+		errx(EXIT_FAILURE, "the kernel refused the program: %s "
+		     "(needs BTF, CONFIG_BPF_LSM and \"bpf\" in the lsm= list)",
+		     strerror(-ret));
+	set_mode(bpf_map__fd(skel->maps.pidns_config), mode);
+	ret = pidns_lsm__attach(skel);
+	if (ret)
+		errx(EXIT_FAILURE, "cannot attach: %s", strerror(-ret));
+
+	/* The members of what runs already; the hooks count what comes */
+	iter = bpf_program__attach_iter(skel->progs.pidns_seed, NULL);
+	if (!iter)
+		err(EXIT_FAILURE, "cannot attach the task iterator");
+	fd = bpf_iter_create(bpf_link__fd(iter));
+	if (fd < 0)
+		err(EXIT_FAILURE, "cannot create the task iterator");
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		;
+	if (n < 0)
+		err(EXIT_FAILURE, "cannot run the task iterator");
+	close(fd);
+	bpf_link__destroy(iter);
+
+	if (mkdir(PIDNS_LSM_PIN, 0700) && errno != EEXIST)
+		err(EXIT_FAILURE, "mkdir %s (is bpffs mounted on /sys/fs/bpf?)",
+		    PIDNS_LSM_PIN);
+	if (mkdir(PIN_LINKS, 0700) && errno != EEXIST)
+		err(EXIT_FAILURE, "mkdir %s", PIN_LINKS);
+#define PIN_MAP(m) do {							\
+		snprintf(path, sizeof(path), "%s/%s", PIDNS_LSM_PIN, #m);	\
+		if (bpf_map__pin(skel->maps.m, path))			\
+			err(EXIT_FAILURE, "cannot pin %s", path);	\
+	} while (0)
+	PIN_MAP(pidns_config);
+	PIN_MAP(stats);
+	PIN_MAP(events);
+	PIN_MAP(owners);
+	PIN_MAP(pidnss);
+	PIN_MAP(nsps);
+	PIN_MAP(members);
+	bpf_object__for_each_program(prog, skel->obj) {
+		if (prog == skel->progs.pidns_seed)
+			continue;
+		link = NULL;
+#define LINK(p) if (prog == skel->progs.p) link = skel->links.p
+		LINK(pidns_task_alloc); LINK(pidns_copy_process_end);
+		LINK(pidns_exec); LINK(pidns_execve_end);
+		LINK(pidns_execveat_end); LINK(pidns_unshare);
+		LINK(pidns_unshare_end); LINK(pidns_unshare32);
+		LINK(pidns_unshare32_end); LINK(pidns_setns);
+		LINK(pidns_setns_end); LINK(pidns_setns32);
+		LINK(pidns_setns32_end); LINK(pidns_capable);
+		LINK(pidns_created); LINK(pidns_copied); LINK(pidns_switch);
+		LINK(pidns_free_nsproxy); LINK(pidns_free_mnt);
+		LINK(pidns_free_ipc); LINK(pidns_free_net);
+		LINK(pidns_free_pidns);
+		if (!link)
+			errx(EXIT_FAILURE, "program %s has no link",
+			     bpf_program__name(prog));
+		snprintf(path, sizeof(path), "%s/%s", PIN_LINKS,
+			 bpf_program__name(prog));
+		if (bpf_link__pin(link, path))
+			err(EXIT_FAILURE, "cannot pin %s", path);
+		print_prog(bpf_program__fd(prog), "");
+	}
+	printf("attached in mode %d, pinned in %s\n", mode, PIDNS_LSM_PIN);
+	/* The pinned links and maps keep it; the loader's copies go */
+	pidns_lsm__destroy(skel);
+	return EXIT_SUCCESS;
+}
+
+static int do_detach(void)
+{
+	static const char *const maps[] = {
+		"pidns_config", "stats", "events", "owners", "pidnss", "nsps",
+		"members",
+	};
+	char path[512];
+	struct dirent *de;
+	DIR *d = opendir(PIN_LINKS);
+	size_t i;
+	int n = 0;
+
+	if (!d)
+		err(EXIT_FAILURE, "%s (is pidns-lsm attached?)", PIN_LINKS);
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", PIN_LINKS, de->d_name);
+		if (unlink(path))
+			err(EXIT_FAILURE, "unlink %s", path);
+		n++;
+	}
+	closedir(d);
+	if (rmdir(PIN_LINKS))
+		err(EXIT_FAILURE, "rmdir %s", PIN_LINKS);
+	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", PIDNS_LSM_PIN, maps[i]);
+		if (unlink(path) && errno != ENOENT)
+			err(EXIT_FAILURE, "unlink %s", path);
+	}
+	if (rmdir(PIDNS_LSM_PIN))
+		err(EXIT_FAILURE, "rmdir %s", PIDNS_LSM_PIN);
+	printf("detached: %d links unpinned\n", n);
+	return EXIT_SUCCESS;
+}
+
+static int do_stats(void)
+{
+	int fd = pinned_map("stats"), i;
+	__u64 v[PIDNS_LSM_NSTATS];
+	__u32 k;
+
+	for (k = 0; k < PIDNS_LSM_NSTATS; k++)
+		if (bpf_map_lookup_elem(fd, &k, &v[k]))
+			err(EXIT_FAILURE, "cannot read the counters");
+	for (i = 0; i < PIDNS_LSM_NCALLS; i++) {
+		printf("%s allowed %llu\n", call_names[i],
+		       (unsigned long long)v[i * 2]);
+		printf("%s refused %llu\n", call_names[i],
+		       (unsigned long long)v[i * 2 + 1]);
+	}
+	printf("lost %llu\n", (unsigned long long)v[PIDNS_LSM_LOST]);
+	printf("uncounted %llu\n", (unsigned long long)v[PIDNS_LSM_UNCOUNTED]);
+	close(fd);
+	return EXIT_SUCCESS;
+}
+
+/* @s as audit writes an untrusted string, as the patched kernel does */
+static void untrusted(const char *s, size_t max)
+{
+	size_t i, n = strnlen(s, max);
+	int quote = 1;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '"' || c <= ' ' || c >= 0x7f)
+			quote = 0;
+	}
+	if (quote) {
+		printf("\"%.*s\"", (int)n, s);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		printf("%02X", (unsigned char)s[i]);
+}
+
+static const char *missing_names(__u64 m, char *buf, size_t len)
+{
+	static const struct { __u64 bit; const char *name; } f[] = {
+		{ 0x00020000, "CLONE_NEWNS" },
+		{ 0x08000000, "CLONE_NEWIPC" },
+		{ 0x40000000, "CLONE_NEWNET" },
+	};
+	size_t i, pos = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		if (m & f[i].bit)
+			pos += (size_t)snprintf(buf + pos, len - pos, "%s%s",
+						pos ? "|" : "", f[i].name);
+	return buf;
+}
+
+static int print_event(void *ctx, void *data, size_t size)
+{
+	const struct pidns_lsm_event *e = data;
+	char miss[64];
+
+	(void)ctx;
+	if (size < sizeof(*e) || e->call >= PIDNS_LSM_NCALLS)
+		return 0;
+	printf("%.*s-%u [000] ..... %llu.%06llu: pidns_coupling_verdict: "
+	       "call=%s pid=%u uid=%u pidns=%u target=%u flags=%#llx "
+	       "missing=%s mode=%d verdict=%s comm=",
+	       (int)strnlen(e->comm, sizeof(e->comm)), e->comm, e->pid,
+	       (unsigned long long)(e->ts / 1000000000),
+	       (unsigned long long)(e->ts % 1000000000 / 1000),
+	       call_names[e->call], e->pid, e->uid, e->pidns, e->target,
+	       (unsigned long long)e->flags,
+	       missing_names(e->missing, miss, sizeof(miss)), e->mode,
+	       e->refused ? "refused" : "allowed");
+	untrusted(e->comm, sizeof(e->comm));
+	printf(" exe_dev=%u:%u exe_ino=%llu exe=", e->exe_dev >> 20,
+	       e->exe_dev & 0xfffff, (unsigned long long)e->exe_ino);
+	untrusted(e->exe, sizeof(e->exe));
+	putchar('\n');
+	return 0;
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static int do_record(int follow)
+{
+	int fd = pinned_map("events");
+	struct ring_buffer *rb = ring_buffer__new(fd, print_event, NULL, NULL);
+
+	if (!rb)
+		err(EXIT_FAILURE, "cannot read the ring buffer");
+	if (ring_buffer__consume(rb) < 0)
+		errx(EXIT_FAILURE, "cannot read the ring buffer");
+	if (follow) {
+		signal(SIGINT, on_signal);
+		signal(SIGTERM, on_signal);
+		setvbuf(stdout, NULL, _IOLBF, 0);
+		while (!stop)
+			if (ring_buffer__poll(rb, 500) < 0 && errno != EINTR)
+				break;
+	}
+	ring_buffer__free(rb);
+	close(fd);
+	return EXIT_SUCCESS;
+}
+
+static unsigned long map_count(const char *name)
+{
+	int fd = pinned_map(name);
+	unsigned long n = 0;
+	__u64 key[2], next[2];
+	void *prev = NULL;
+
+	while (bpf_map_get_next_key(fd, prev, next) == 0) {
+		memcpy(key, next, sizeof(key));
+		prev = key;
+		n++;
+	}
+	close(fd);
+	return n;
+}
+
+static int do_status(void)
+{
+	char path[512];
+	struct dirent *de;
+	DIR *d = opendir(PIN_LINKS);
+	int fd;
+
+	if (!d) {
+		printf("not attached\n");
+		return 3;
+	}
+	fd = pinned_map("pidns_config");
+	printf("attached, mode %d\n", get_mode(fd));
+	close(fd);
+	printf("records: %lu namespaces, %lu PID namespaces, %lu nsproxies, "
+	       "%lu member counts\n", map_count("owners"), map_count("pidnss"),
+	       map_count("nsps"), map_count("members"));
+	while ((de = readdir(d))) {
+		struct bpf_link_info info = {};
+		__u32 len = sizeof(info);
+		int lfd, pfd;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", PIN_LINKS, de->d_name);
+		lfd = bpf_obj_get(path);
+		if (lfd < 0)
+			err(EXIT_FAILURE, "%s", path);
+		if (bpf_obj_get_info_by_fd(lfd, &info, &len) == 0) {
+			pfd = bpf_prog_get_fd_by_id(info.prog_id);
+			if (pfd >= 0) {
+				print_prog(pfd, "  ");
+				close(pfd);
+			}
+		}
+		close(lfd);
+	}
+	closedir(d);
+	return EXIT_SUCCESS;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "mode", required_argument, NULL, 'm' },
+		{ "follow", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, mode = 1, follow = 0, fd;
+	const char *cmd;
+
+	while ((c = getopt_long(argc, argv, "m:fhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			mode = parse_mode(optarg);
+			break;
+		case 'f':
+			follow = 1;
+			break;
+		case 'h':
+			usage();
+		case 'V':
+			printf("pidns-lsm %s\n", NSCLONE_VERSION);
+			return EXIT_SUCCESS;
+		default:
+			fprintf(stderr, "Try 'pidns-lsm --help' for more information.\n");
+			return EXIT_FAILURE;
+		}
+	}
+	if (optind >= argc)
+		errx(EXIT_FAILURE, "no command (try --help)");
+	cmd = argv[optind++];
+	libbpf_set_strict_mode(LIBBPF_STRICT_ALL);
+
+	if (!strcmp(cmd, "attach"))
+		return do_attach(mode);
+	if (!strcmp(cmd, "detach"))
+		return do_detach();
+	if (!strcmp(cmd, "stats"))
+		return do_stats();
+	if (!strcmp(cmd, "record"))
+		return do_record(follow);
+	if (!strcmp(cmd, "status"))
+		return do_status();
+	if (!strcmp(cmd, "mode")) {
+		fd = pinned_map("pidns_config");
+		if (optind < argc)
+			set_mode(fd, parse_mode(argv[optind]));
+		else
+			printf("%d\n", get_mode(fd));
+		close(fd);
+		return EXIT_SUCCESS;
+	}
+	errx(EXIT_FAILURE, "unknown command '%s' (try --help)", cmd);
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the BPF form of kernel.pidns_coupling (pidns-lsm.bpf.c) and its
+ * loader (pidns-lsm.c) share: the maps' values and the record.
+ */
+#ifndef PIDNS_LSM_H
+#define PIDNS_LSM_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* Where the loader pins the maps and links (bpffs) */
+#define PIDNS_LSM_PIN		"/sys/fs/bpf/pidns-coupling"
+
+/* The calls, as kernel.pidns_coupling_stats and the trace event name them */
+enum pidns_lsm_call {
+	PIDNS_LSM_CLONE,	/* clone(), clone3(): the same-call rule */
+	PIDNS_LSM_UNSHARE,	/* unshare(): the same-call rule */
+	PIDNS_LSM_SETNS,	/* setns() with a pidfd: the same-call rule */
+	PIDNS_LSM_JOIN,		/* a fork judged by a state check */
+	PIDNS_LSM_EXEC,		/* execve(), execveat() */
+	PIDNS_LSM_ENTER,	/* setns() into a mount, IPC or net namespace */
+	PIDNS_LSM_NCALLS
+};
+
+/* The "config" map's one value */
+struct pidns_lsm_config {
+	__u32 mode;		/* 0 off, 1 warn, 2 enforce, 3 stage */
+	__u32 unused;
+};
+
+/*
+ * The "stats" map: an array of PIDNS_LSM_NCALLS * 2 counters, call * 2
+ * for allowed, call * 2 + 1 for refused; the last counters follow.
+ */
+enum {
+	PIDNS_LSM_LOST = PIDNS_LSM_NCALLS * 2,	/* events the ring buffer lost */
+	PIDNS_LSM_UNCOUNTED,	/* members a full map could not count */
+	PIDNS_LSM_NSTATS
+};
+
+/* One verdict, with the fields of pidns_coupling:pidns_coupling_verdict */
+struct pidns_lsm_event {
+	__u64 ts;		/* CLOCK_MONOTONIC, ns */
+	__u64 flags;
+	__u64 missing;
+	__u64 exe_ino;
+	__u32 call;
+	__u32 pid;		/* the caller's thread, in the initial PID ns */
+	__u32 uid;		/* in the initial user namespace */
+	__u32 pidns;		/* inode number of the caller's PID namespace */
+	__u32 target;		/* of the PID namespace judged; 0: same-call */
+	__u32 exe_dev;		/* the executable's device, as the kernel's */
+	__s32 mode;		/* the mode that judged it (1: an old PID ns) */
+	__u32 refused;
+	char comm[16];
+	char exe[64];		/* the executable's name (its last component) */
+};
+
+#endif /* PIDNS_LSM_H */
