@@ -175,7 +175,7 @@ static int print_owners(char **files, int nfiles)
 		struct ns_pidns_owner o;
 		char link[64] = "";
 		struct stat st;
-		int fd = open(files[i], O_RDONLY | O_CLOEXEC);
+		int fd = open(files[i], O_RDONLY | O_CLOEXEC), e;
 
 		if (fd < 0 || fstat(fd, &st) < 0) {
 			warn("cannot open %s", files[i]);
@@ -186,7 +186,9 @@ static int print_owners(char **files, int nfiles)
 		}
 		if (readlink(files[i], link, sizeof(link) - 1) < 0)
 			snprintf(link, sizeof(link), "[%lu]", (unsigned long)st.st_ino);
-		if (ioctl(fd, NS_GET_PIDNS_OWNER, &o) < 0) {
+		e = pidns_owner_get(fd, &o);
+		if (e < 0) {
+			errno = -e;
 			if (errno == ENOTTY)
 				warnx("%s: this kernel does not report owners (no NS_GET_PIDNS_OWNER)",
 				      files[i]);

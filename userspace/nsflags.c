@@ -6,6 +6,8 @@
 #include <string.h>
 #include <errno.h>
 #include <linux/bpf.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -172,6 +174,146 @@ static int bpf_elem(const char *name, uint32_t key, void *value, int update)
 	ret = ret < 0 ? -errno : 0;
 	close(fd);
 	return ret;
+}
+
+/*
+ * The first element of the pinned map @name whose value @match accepts:
+ * its key in @key and value in @value; 0 or -errno (-ENOENT: none).
+ */
+static int bpf_find(const char *name, void *key, void *value,
+		    int (*match)(const void *value, const void *arg),
+		    const void *arg)
+{
+	int fd = bpf_pinned(name), ret = -ENOENT;
+	uint64_t k[2], next[2];
+	union bpf_attr a;
+	void *prev = NULL;
+
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		memset(&a, 0, sizeof(a));
+		a.map_fd = (uint32_t)fd;
+		a.key = (uintptr_t)prev;
+		a.next_key = (uintptr_t)next;
+		if (syscall(SYS_bpf, BPF_MAP_GET_NEXT_KEY, &a, sizeof(a)))
+			break;
+		memcpy(k, next, sizeof(k));
+		prev = k;
+		memset(&a, 0, sizeof(a));
+		a.map_fd = (uint32_t)fd;
+		a.key = (uintptr_t)k;
+		a.value = (uintptr_t)value;
+		if (syscall(SYS_bpf, BPF_MAP_LOOKUP_ELEM, &a, sizeof(a)) == 0 &&
+		    match(value, arg)) {
+			memcpy(key, k, sizeof(uint64_t));
+			ret = 0;
+			break;
+		}
+	}
+	close(fd);
+	return ret;
+}
+
+static int owner_inum_is(const void *value, const void *arg)
+{
+	return ((const struct pidns_lsm_owner *)value)->inum ==
+	       *(const uint32_t *)arg;
+}
+
+static int pidns_inum_is(const void *value, const void *arg)
+{
+	return ((const struct pidns_lsm_pidns *)value)->inum ==
+	       *(const uint32_t *)arg;
+}
+
+#define PROC_PID_INIT_INO	0xEFFFFFFCU
+
+/* The BPF form's record of PID namespace @addr (0: the initial one) */
+static int bpf_pidns(uint64_t addr, struct pidns_lsm_pidns *p)
+{
+	uint64_t key = addr;
+	int fd, ret;
+	union bpf_attr a;
+
+	if (!addr) {
+		p->id = PIDNS_LSM_PID_INIT_ID;
+		p->inum = PROC_PID_INIT_INO;
+		return 0;
+	}
+	fd = bpf_pinned("pidnss");
+	if (fd < 0)
+		return -errno;
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (uint32_t)fd;
+	a.key = (uintptr_t)&key;
+	a.value = (uintptr_t)p;
+	ret = syscall(SYS_bpf, BPF_MAP_LOOKUP_ELEM, &a, sizeof(a)) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+int pidns_owner_get(int fd, struct ns_pidns_owner *o)
+{
+	static const struct { int type; const char *file; uint64_t id; } init[] = {
+		{ CLONE_NEWNS, "mnt", PIDNS_LSM_MNT_INIT_ID },
+		{ CLONE_NEWIPC, "ipc", PIDNS_LSM_IPC_INIT_ID },
+		{ CLONE_NEWNET, "net", PIDNS_LSM_NET_INIT_ID },
+	};
+	struct pidns_lsm_owner rec;
+	struct pidns_lsm_pidns p;
+	char path[32];
+	struct stat st, ist;
+	uint64_t key;
+	uint32_t ino;
+	int type, ret;
+	size_t i;
+
+	if (ioctl(fd, NS_GET_PIDNS_OWNER, o) == 0)
+		return 0;
+	if (errno != ENOTTY || !pidns_is_bpf())
+		return -errno;
+	type = ioctl(fd, NS_GET_NSTYPE);
+	if (type < 0 || fstat(fd, &st))
+		return -errno;
+	ino = (uint32_t)st.st_ino;
+	memset(o, 0, sizeof(*o));
+	if (type == CLONE_NEWPID) {
+		if (ino == PROC_PID_INIT_INO) {
+			p.id = PIDNS_LSM_PID_INIT_ID;
+		} else {
+			ret = bpf_find("pidnss", &key, &p, pidns_inum_is, &ino);
+			if (ret)
+				return ret;
+		}
+		o->pidns = ino;
+		o->pidns_id = o->ns_id = p.id;
+		return 0;
+	}
+	for (i = 0; i < sizeof(init) / sizeof(init[0]); i++)
+		if (init[i].type == type)
+			break;
+	if (i == sizeof(init) / sizeof(init[0]))
+		return -EINVAL;
+	/* The initial namespaces have no record: PID 1's are they */
+	snprintf(path, sizeof(path), "/proc/1/ns/%s", init[i].file);
+	if (stat(path, &ist) == 0 && ist.st_ino == st.st_ino) {
+		o->pidns = PROC_PID_INIT_INO;
+		o->pidns_id = PIDNS_LSM_PID_INIT_ID;
+		o->ns_id = init[i].id;
+		return 0;
+	}
+	ret = bpf_find("owners", &key, &rec, owner_inum_is, &ino);
+	if (ret)
+		return ret;
+	ret = bpf_pidns(rec.owner, &p);
+	if (ret)
+		return ret;
+	o->pidns = p.inum;
+	o->pidns_id = p.id;
+	o->ns_id = rec.id;
+	o->flags = rec.claimed ? NS_PIDNS_OWNER_CLAIMED : 0;
+	return 0;
 }
 
 int pidns_is_bpf(void)

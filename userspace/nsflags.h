@@ -115,6 +115,12 @@ long pidns_stats_read(const char *call, const char *verdict);
 /* Whether the policy is the BPF form on a kernel without the series */
 int pidns_is_bpf(void);
 
+/*
+ * NS_GET_PIDNS_OWNER of the namespace file @fd, or, on a kernel without
+ * the series, what the BPF form records of it: 0 or -errno.
+ */
+int pidns_owner_get(int fd, struct ns_pidns_owner *o);
+
 /* "off", "warn", "enforce", "stage", or "absent". */
 const char *pidns_mode_name(int mode);
 

@@ -91,16 +91,8 @@ struct {
 	__uint(max_entries, 1 << 18);
 } events SEC(".maps");
 
-/* A mount, IPC or network namespace made or seen since the program loaded */
-struct owner_rec {
-	__u64 owner;		/* its PID namespace; 0: the initial one */
-	__u64 id;		/* never reused (NS_GET_PIDNS_OWNER's) */
-	__u64 counted[4];	/* PID namespaces it has member counts under */
-	__u32 ncounted;
-	__u32 claimed;
-	__u32 uncounted;	/* a member could not be counted: no claim */
-	__u32 type;
-};
+#define owner_rec pidns_lsm_owner
+#define pidns_rec pidns_lsm_pidns
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -108,13 +100,6 @@ struct {
 	__type(key, __u64);
 	__type(value, struct owner_rec);
 } owners SEC(".maps");
-
-/* A PID namespace made since the program loaded */
-struct pidns_rec {
-	__u64 id;
-	__u32 born;		/* the mode it was made in */
-	__u32 unused;
-};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -170,6 +155,8 @@ struct task_state {
 	__u64 claim_old[T_NR];
 	__u32 claim_was[T_NR];
 	__u32 unused;
+	__u64 log_ns[T_NR];	/* for the record: the namespaces judged */
+	__u64 log_file;		/* and what execve() was asked to run */
 };
 
 struct {
@@ -289,24 +276,28 @@ __noinline int born(__u64 p)
 	return rec ? rec->born : MODE_OFF;
 }
 
-/* The PID namespace that the current task is in */
-__noinline __u64 active_pidns(void)
+/* The PID namespace @task is in */
+static __always_inline __u64 task_pidns(struct task_struct *task)
 {
-	struct task_struct *t = (void *)bpf_get_current_task();
-	struct pid *pid = BPF_CORE_READ(t, thread_pid);
-	unsigned int level;
+	struct pid *pid = BPF_CORE_READ(task, thread_pid);
 	struct upid up = {};
-	__u64 off;
+	unsigned int level;
 
 	if (!pid)
 		return 0;
 	level = BPF_CORE_READ(pid, level);
 	if (level >= MAX_LEVEL)
 		return 0;
-	off = bpf_core_field_offset(struct pid, numbers) +
-	      (__u64)level * bpf_core_type_size(struct upid);
-	bpf_probe_read_kernel(&up, sizeof(up), (void *)pid + off);
+	bpf_probe_read_kernel(&up, sizeof(up), (void *)pid +
+			      bpf_core_field_offset(struct pid, numbers) +
+			      (__u64)level * bpf_core_type_size(struct upid));
 	return (__u64)up.ns;
+}
+
+/* The PID namespace that the current task is in */
+__noinline __u64 active_pidns(void)
+{
+	return task_pidns((void *)bpf_get_current_task());
 }
 
 /*
@@ -328,6 +319,18 @@ static __always_inline void read_nsp(__u64 nsp, __u64 *ns)
 	ns[T_MNT] = (__u64)BPF_CORE_READ(n, mnt_ns);
 	ns[T_IPC] = (__u64)BPF_CORE_READ(n, ipc_ns);
 	ns[T_NET] = (__u64)BPF_CORE_READ(n, net_ns);
+}
+
+/* The inode number of namespace @ns of @type */
+__noinline __u32 ns_inum(__u64 ns, int type)
+{
+	if (!ns)
+		return 0;
+	if (type == T_MNT)
+		return BPF_CORE_READ((struct mnt_namespace *)ns, ns.inum);
+	if (type == T_IPC)
+		return BPF_CORE_READ((struct ipc_namespace *)ns, ns.inum);
+	return BPF_CORE_READ((struct net *)ns, ns.inum);
 }
 
 /* CLONE_NEW* of each of @ns that @p neither owns nor has below it */
@@ -392,6 +395,7 @@ __noinline int owner_seen(__u64 ns, int type)
 		return 0;
 	rec.id = next_id();
 	rec.type = type;
+	rec.inum = ns_inum(ns, type);
 	bpf_map_update_elem(&owners, &ns, &rec, BPF_NOEXIST);
 	return 0;
 }
@@ -598,6 +602,8 @@ __noinline int record_what(__u32 what, __u64 flags, __u64 missing,
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	int call = what & 0xff, refused = (what >> 8) & 1, mode = what >> 16;
+	struct task_state *st;
+	int t;
 	struct pidns_lsm_event *e;
 	struct file *exe;
 
@@ -623,6 +629,20 @@ __noinline int record_what(__u32 what, __u64 flags, __u64 missing,
 	exe = BPF_CORE_READ(task, mm, exe_file);
 	e->exe_dev = exe ? BPF_CORE_READ(exe, f_inode, i_sb, s_dev) : 0;
 	e->exe_ino = exe ? BPF_CORE_READ(exe, f_inode, i_ino) : 0;
+	e->predates = (what >> 9) & 1;
+	e->file[0] = 0;
+	st = bpf_task_storage_get(&tasks, task, 0, 0);
+	for (t = 0; t < T_NR; t++) {
+		e->ns[t] = 0;
+		e->owner[t] = 0;
+		if (st && (missing & type_flag[t]) && call >= PIDNS_LSM_JOIN) {
+			e->ns[t] = ns_inum(st->log_ns[t], t);
+			e->owner[t] = pid_inum(owner_of(st->log_ns[t]));
+		}
+	}
+	if (st && call == PIDNS_LSM_EXEC && st->log_file)
+		bpf_probe_read_kernel_str(e->file, sizeof(e->file),
+					  (void *)st->log_file);
 	e->exe[0] = 0;
 	if (exe)
 		bpf_probe_read_kernel_str(e->exe, sizeof(e->exe),
@@ -638,13 +658,17 @@ __noinline int record_what(__u32 what, __u64 flags, __u64 missing,
 #define record(call, flags, missing, mode, refused, target) \
 	record_what((call) | (!!(refused) << 8) | ((mode) << 16), flags, \
 		    missing, target)
+#define record_judged(call, flags, missing, mode, judge, target) \
+	record_what((call) | ((judge) >= MODE_ENFORCE) << 8 | \
+		    ((judge) != (mode)) << 9 | ((mode) << 16), flags, \
+		    missing, target)
 
 static __always_inline int verdict(int call, __u64 flags, __u64 missing,
 				   int mode, int judge, __u64 target)
 {
 	int refused = judge >= MODE_ENFORCE;
 
-	record(call, flags, missing, mode, refused, target);
+	record_judged(call, flags, missing, mode, judge, target);
 	if (!refused)
 		return 0;
 	return call == PIDNS_LSM_EXEC || call == PIDNS_LSM_ENTER ? EPERM : EINVAL;
@@ -655,6 +679,17 @@ static __always_inline struct task_state *state_of(struct task_struct *t,
 {
 	return bpf_task_storage_get(&tasks, t, 0,
 				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+}
+
+/* What the record of a state check names: the namespaces judged */
+static __always_inline void log_ns(struct task_state *st, __u64 *ns)
+{
+	int t;
+
+	if (!st)
+		return;
+	for (t = 0; t < T_NR; t++)
+		st->log_ns[t] = ns[t];
 }
 
 /* Whether the current task is in the initial PID namespace, or has only
@@ -683,6 +718,7 @@ static __always_inline int judge_fork(__u64 flags, __u64 p, __u64 *pns,
 	f = decide(p, ns, f, st);
 	if (!f || staged)
 		return 0;
+	log_ns(st, ns);
 	return verdict(PIDNS_LSM_JOIN, flags, f, mode,
 		       state_mode(PIDNS_LSM_JOIN, p, mode, ns, f, joiner, joined),
 		       p);
@@ -746,6 +782,7 @@ int BPF_PROG(pidns_task_alloc, struct task_struct *task,
 				if (cns[t])
 					f |= type_flag[t];
 			}
+			log_ns(st, cns);
 			if (f)
 				ret = verdict(PIDNS_LSM_JOIN, clone_flags, f, mode,
 					      state_mode(PIDNS_LSM_JOIN, pc, mode,
@@ -816,8 +853,11 @@ int BPF_PROG(pidns_exec, struct linux_binprm *bprm)
 	read_nsp(nsp, ns);
 	active = active_pidns();
 	built = (__u64)BPF_CORE_READ(cur, nsproxy, pid_ns_for_children);
-	st = state_of(cur, 0);
+	st = state_of(cur, 1);
 	joined = st ? st->joined : 0;
+	log_ns(st, ns);
+	if (st)
+		st->log_file = (__u64)BPF_CORE_READ(bprm, filename);
 
 	/* A builder: none of the namespaces of what it builds */
 	if (built != active) {
@@ -842,8 +882,6 @@ int BPF_PROG(pidns_exec, struct linux_binprm *bprm)
 	f = foreign(active, ns);
 	if (!f)
 		return 0;
-	if (!st)
-		st = state_of(cur, 1);
 	if (st)
 		st->claims = 0;
 	f = decide(active, ns, f, st);
@@ -1048,6 +1086,7 @@ static __always_inline int setns_start(int fd, __u64 nstype)
 		return 0;
 	st->claims = 0;
 	st->has_pend = 0;
+	log_ns(st, nns);
 	if (missing) {
 		if (mode == MODE_ENFORCE) {
 			mark(st, PIDNS_LSM_SETNS, nstype, missing, mode, 0);
@@ -1139,7 +1178,8 @@ int BPF_PROG(pidns_created, unsigned long flags, struct task_struct *tsk,
 	pidc = (__u64)BPF_CORE_READ(ret, pid_ns_for_children);
 	oldpc = (__u64)BPF_CORE_READ(tsk, nsproxy, pid_ns_for_children);
 	if (pidc != oldpc) {
-		struct pidns_rec prec = { .id = next_id(), .born = get_mode() };
+		struct pidns_rec prec = { .id = next_id(), .born = get_mode(),
+					  .inum = pid_inum(pidc) };
 
 		bpf_map_update_elem(&pidnss, &pidc, &prec, BPF_ANY);
 	}
@@ -1150,6 +1190,7 @@ int BPF_PROG(pidns_created, unsigned long flags, struct task_struct *tsk,
 		rec.owner = pidc == INIT_PID ? 0 : pidc;
 		rec.id = next_id();
 		rec.type = t;
+		rec.inum = ns_inum(ns[t], t);
 		bpf_map_update_elem(&owners, &ns[t], &rec, BPF_ANY);
 	}
 	return 0;
@@ -1249,6 +1290,18 @@ int BPF_PROG(pidns_free_pidns, struct callback_head *rcu)
 	return 0;
 }
 
+/* A PID namespace seen for the first time: made before the program */
+static __always_inline void pidns_seen(__u64 p)
+{
+	struct pidns_rec rec = {};
+
+	if (!p || p == INIT_PID)
+		return;
+	rec.id = next_id();
+	rec.inum = pid_inum(p);
+	bpf_map_update_elem(&pidnss, &p, &rec, BPF_NOEXIST);
+}
+
 /* At load: the nsproxies and namespaces of the tasks already running */
 SEC("iter/task")
 int pidns_seed(struct bpf_iter__task *ctx)
@@ -1265,6 +1318,8 @@ int pidns_seed(struct bpf_iter__task *ctx)
 	read_nsp(nsp, ns);
 	for (t = 0; t < T_NR; t++)
 		owner_seen(ns[t], t);
+	pidns_seen((__u64)BPF_CORE_READ(task, nsproxy, pid_ns_for_children));
+	pidns_seen(task_pidns(task));
 	nsp_add(nsp);
 	return 0;
 }

@@ -38,6 +38,7 @@ static const char *const call_names[PIDNS_LSM_NCALLS] = {
 };
 
 static volatile sig_atomic_t stop;
+static FILE *log_file;		/* record --log FILE: the kernel log's lines */
 
 static void __attribute__((noreturn)) usage(void)
 {
@@ -57,6 +58,7 @@ static void __attribute__((noreturn)) usage(void)
 	      "Options:\n"
 	      " -m, --mode N  the mode attach sets\n"
 	      " -f, --follow  record: wait for more verdicts until interrupted\n"
+	      " -l, --log FILE  record: also write the patched kernel's log lines to FILE\n"
 	      " -h, --help    display this help\n"
 	      " -V, --version display version\n"
 	      "\n"
@@ -263,7 +265,7 @@ static int do_stats(void)
 }
 
 /* @s as audit writes an untrusted string, as the patched kernel does */
-static void untrusted(const char *s, size_t max)
+static void untrusted(FILE *f, const char *s, size_t max)
 {
 	size_t i, n = strnlen(s, max);
 	int quote = 1;
@@ -275,11 +277,11 @@ static void untrusted(const char *s, size_t max)
 			quote = 0;
 	}
 	if (quote) {
-		printf("\"%.*s\"", (int)n, s);
+		fprintf(f, "\"%.*s\"", (int)n, s);
 		return;
 	}
 	for (i = 0; i < n; i++)
-		printf("%02X", (unsigned char)s[i]);
+		fprintf(f, "%02X", (unsigned char)s[i]);
 }
 
 static const char *missing_names(__u64 m, char *buf, size_t len)
@@ -299,6 +301,43 @@ static const char *missing_names(__u64 m, char *buf, size_t len)
 	return buf;
 }
 
+/* The verdict as the patched kernel's log line (docs/policy.md, "The log") */
+static void print_log(FILE *f, const struct pidns_lsm_event *e)
+{
+	static const char *const types[] = { "mnt", "ipc", "net" };
+	static const char *const flags[] = {
+		" CLONE_NEWNS", " CLONE_NEWIPC", " CLONE_NEWNET",
+	};
+	static const __u64 bits[] = { 0x00020000, 0x08000000, 0x40000000 };
+	const char *verdict = e->refused ? "refused" : "allowed";
+	int i;
+
+	fprintf(f, "pidns_coupling: %.*s[%u]: ", (int)strnlen(e->comm, sizeof(e->comm)),
+	       e->comm, e->pid);
+	if (e->call <= PIDNS_LSM_SETNS) {
+		fprintf(f, "CLONE_NEWPID without");
+		for (i = 0; i < 3; i++)
+			if (e->missing & bits[i])
+				fputs(flags[i], f);
+		fprintf(f, ": %s (kernel.pidns_coupling=%d)\n", verdict, e->mode);
+		return;
+	}
+	if (e->call == PIDNS_LSM_EXEC) {
+		fprintf(f, "execve ");
+		untrusted(f, e->file, sizeof(e->file));
+		fprintf(f, " %s", e->flags & 0x20000000 ? "outside" : "in");
+	} else {
+		fprintf(f, "%s", e->call == PIDNS_LSM_JOIN ? "fork into" : "setns in");
+	}
+	fprintf(f, " pid:[%u] with", e->target);
+	for (i = 0; i < 3; i++)
+		if (e->missing & bits[i])
+			fprintf(f, " %s:[%u] of pid:[%u]", types[i], e->ns[i],
+			       e->owner[i]);
+	fprintf(f, ": %s (kernel.pidns_coupling=%d%s)\n", verdict, e->mode,
+	       e->predates ? ", its PID namespace predates it" : "");
+}
+
 static int print_event(void *ctx, void *data, size_t size)
 {
 	const struct pidns_lsm_event *e = data;
@@ -307,6 +346,10 @@ static int print_event(void *ctx, void *data, size_t size)
 	(void)ctx;
 	if (size < sizeof(*e) || e->call >= PIDNS_LSM_NCALLS)
 		return 0;
+	if (log_file) {
+		print_log(log_file, e);
+		fflush(log_file);
+	}
 	printf("%.*s-%u [000] ..... %llu.%06llu: pidns_coupling_verdict: "
 	       "call=%s pid=%u uid=%u pidns=%u target=%u flags=%#llx "
 	       "missing=%s mode=%d verdict=%s comm=",
@@ -317,10 +360,10 @@ static int print_event(void *ctx, void *data, size_t size)
 	       (unsigned long long)e->flags,
 	       missing_names(e->missing, miss, sizeof(miss)), e->mode,
 	       e->refused ? "refused" : "allowed");
-	untrusted(e->comm, sizeof(e->comm));
+	untrusted(stdout, e->comm, sizeof(e->comm));
 	printf(" exe_dev=%u:%u exe_ino=%llu exe=", e->exe_dev >> 20,
 	       e->exe_dev & 0xfffff, (unsigned long long)e->exe_ino);
-	untrusted(e->exe, sizeof(e->exe));
+	untrusted(stdout, e->exe, sizeof(e->exe));
 	putchar('\n');
 	return 0;
 }
@@ -345,7 +388,7 @@ static int do_record(int follow)
 		signal(SIGTERM, on_signal);
 		setvbuf(stdout, NULL, _IOLBF, 0);
 		while (!stop)
-			if (ring_buffer__poll(rb, 500) < 0 && errno != EINTR)
+			if (ring_buffer__poll(rb, 100) < 0 && errno != EINTR)
 				break;
 	}
 	ring_buffer__free(rb);
@@ -415,6 +458,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "mode", required_argument, NULL, 'm' },
 		{ "follow", no_argument, NULL, 'f' },
+		{ "log", required_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -422,13 +466,18 @@ int main(int argc, char **argv)
 	int c, mode = 1, follow = 0, fd;
 	const char *cmd;
 
-	while ((c = getopt_long(argc, argv, "m:fhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "m:fl:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
 			mode = parse_mode(optarg);
 			break;
 		case 'f':
 			follow = 1;
+			break;
+		case 'l':
+			log_file = fopen(optarg, "ae");
+			if (!log_file)
+				err(EXIT_FAILURE, "%s", optarg);
 			break;
 		case 'h':
 			usage();

@@ -40,6 +40,37 @@ enum {
 	PIDNS_LSM_NSTATS
 };
 
+/*
+ * The "owners" map: a mount, IPC or network namespace made or seen since
+ * the program was attached, keyed by its address
+ */
+struct pidns_lsm_owner {
+	__u64 owner;		/* its PID namespace's address; 0: the initial */
+	__u64 id;		/* never reused (NS_GET_PIDNS_OWNER's ids) */
+	__u64 counted[4];	/* PID namespaces it has member counts under */
+	__u32 ncounted;
+	__u32 claimed;
+	__u32 uncounted;	/* a member could not be counted: no claim */
+	__u32 type;		/* 0 mnt, 1 ipc, 2 net */
+	__u32 inum;		/* its inode number, for pidns-lsm's readers */
+	__u32 unused;
+};
+
+/* The "pidnss" map: a PID namespace made or seen since then */
+struct pidns_lsm_pidns {
+	__u64 id;
+	__u32 born;		/* the mode it was made in; 0: before */
+	__u32 inum;
+};
+
+/* The initial namespaces' ids, as the patched kernel gives them */
+enum {
+	PIDNS_LSM_IPC_INIT_ID = 1,
+	PIDNS_LSM_PID_INIT_ID = 4,
+	PIDNS_LSM_NET_INIT_ID = 7,
+	PIDNS_LSM_MNT_INIT_ID = 8,
+};
+
 /* One verdict, with the fields of pidns_coupling:pidns_coupling_verdict */
 struct pidns_lsm_event {
 	__u64 ts;		/* CLOCK_MONOTONIC, ns */
@@ -54,8 +85,13 @@ struct pidns_lsm_event {
 	__u32 exe_dev;		/* the executable's device, as the kernel's */
 	__s32 mode;		/* the mode that judged it (1: an old PID ns) */
 	__u32 refused;
+	__u32 predates;		/* judged as in mode 1: an old PID namespace */
+	__u32 ns[3];		/* for a state check: the inode numbers of the */
+	__u32 owner[3];		/* namespaces in @missing, and of their owners */
+	__u32 unused;
 	char comm[16];
 	char exe[64];		/* the executable's name (its last component) */
+	char file[64];		/* what execve() was asked to run (its start) */
 };
 
 #endif /* PIDNS_LSM_H */

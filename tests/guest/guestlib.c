@@ -106,15 +106,40 @@ void target_stop(struct target *t)
 	close(t->pidfd);
 }
 
+/* Whether the BPF form's log lines (pidns-lsm record --log) hold @needle */
+static bool bpf_log_has(const char *needle)
+{
+	const char *path = getenv("PIDNS_LSM_LOG");
+	char line[1024];
+	bool found = false;
+	int tries;
+	FILE *f;
+
+	/* The loader drains the ring buffer every 100 ms */
+	for (tries = 0; tries < 20 && !found; tries++) {
+		if (tries)
+			usleep(100 * 1000);
+		f = fopen(path ? path : "/run/pidns-lsm.log", "re");
+		if (!f)
+			continue;
+		while (!found && fgets(line, sizeof(line), f))
+			found = strstr(line, needle) != NULL;
+		fclose(f);
+	}
+	return found;
+}
+
 bool klog_has(const char *needle)
 {
 	static char buf[1 << 18];
 	int n = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, sizeof(buf) - 1);
 
-	if (n < 0)
-		return false;
-	buf[n] = '\0';
-	return strstr(buf, needle) != NULL;
+	if (n >= 0) {
+		buf[n] = '\0';
+		if (strstr(buf, needle))
+			return true;
+	}
+	return pidns_is_bpf() && bpf_log_has(needle);
 }
 
 int wait_status(pid_t pid)

@@ -47,7 +47,7 @@ long pidns_judged(const char *call);
 void target_start(struct target *t, uint64_t flags, void (*setup)(void));
 void target_stop(struct target *t);
 
-/* Whether the kernel log holds @needle. */
+/* Whether the kernel log (or the BPF form's, pidns-lsm record --log) holds @needle. */
 bool klog_has(const char *needle);
 
 /* Wait for @pid; its exit status, or 128 + signal. */

@@ -41,6 +41,10 @@ st=$?
 tap $st "pidns-lsm attach --mode 1: the kernel's verifier accepts every program, and they attach"
 printf '%s\n' "$out" | sed 's/^/# /'
 [ $st -eq 0 ] || { tap_end; exit 1; }
+# The record, drained as a service would: the trace text, and the log
+# lines that the suites read where the patched kernel's log has them.
+"$lsm" record --follow --log /run/pidns-lsm.log >/run/pidns-lsm.trace 2>&1 &
+follower=$!
 output "pidns-lsm mode: 1" "1" -- "$lsm" mode
 check "pidns-lsm status: attached" -- sh -c "\"$lsm\" status | grep -qx 'attached, mode 1'"
 "$lsm" status | sed 's/^/# status: /'
@@ -52,7 +56,8 @@ before=$("$lsm" stats | sed -n 's/^unshare allowed //p')
 after=$("$lsm" stats | sed -n 's/^unshare allowed //p')
 [ "$after" = $((before + 1)) ]
 tap $? "warn mode counts unshare(CLONE_NEWPID) alone as allowed ($before, then $after)"
-"$lsm" record >/tmp/record.txt
+sleep 1
+cp /run/pidns-lsm.trace /tmp/record.txt
 grep -q 'pidns_coupling_verdict: call=unshare .* missing=CLONE_NEWNS|CLONE_NEWIPC|CLONE_NEWNET mode=1 verdict=allowed comm="unshare"' /tmp/record.txt
 tap $? "pidns-lsm record prints the verdict as the trace event does"
 sed 's/^/# record: /' /tmp/record.txt | tail -5
@@ -88,6 +93,9 @@ for s in ${PIDNS_STOCK_SUITES:-state}; do
 	[ $st -eq 0 ] || sed "s/^/# $s stderr: /" /tmp/$s.err | tail -20
 done
 
+kill "$follower"
+wait "$follower"
+tap $? "the record's reader ended cleanly"
 check "pidns-lsm detach" -- "$lsm" detach
 [ ! -e /sys/fs/bpf/pidns-coupling ]
 tap $? "nothing of it stays pinned"
