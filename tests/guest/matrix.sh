@@ -136,19 +136,21 @@ ns_set() {
 
 # The kernel's counts: "allowed REFUSED" summed over the calls.
 stats() {
+	[ $FORM = bpf ] && "$LSM" stats >"$STATS"
 	[ -r "$STATS" ] || { echo "0 0"; return; }
 	awk '$2 == "allowed" { a += $3 } $2 == "refused" { r += $3 }
 	     END { print a + 0, r + 0 }' "$STATS"
 }
 
-# The documented row of a cell: "namespaces|vanilla|0|1|2|error".
+# The documented row of a cell: "namespaces|vanilla|0|1|2|3|error|bpf",
+# bpf being the column "stock kernel + BPF".
 doc_row() {
 	awk -F'|' -v id="\`$1\`" -v sect="$SECTION" '
 		$0 == "## " sect { m = 1; next }
 		m && /^## / { exit }
 		m && $2 ~ "^ *" id " *$" {
 			for (i = 3; i <= NF; i++) { gsub(/^ +| +$/, "", $i) }
-			print $4 "|" $5 "|" $6 "|" $7 "|" $8 "|" $9 "|" $10; exit
+			print $4 "|" $5 "|" $6 "|" $7 "|" $8 "|" $9 "|" $10 "|" $12; exit
 		}' "$DOC"
 }
 
@@ -164,19 +166,34 @@ doc_verdict() {
 	esac
 }
 
-MODES=
+# The policy: the patched kernel's sysctl; or, on a stock kernel, the BPF
+# form (pidns-lsm, attached by tests/guest/stock.sh), driven through its
+# loader, its counters in the sysctl's format, its log lines in
+# /run/pidns-lsm.log (FORM=bpf); or none (vanilla).
+MODES= FORM=patch
+LSM=$TOP/build/meson/userspace/pidns-lsm
 if [ -w /proc/sys/kernel/pidns_coupling ]; then
 	MODES="0 1 2 3"
+elif [ ! -e /proc/sys/kernel/pidns_coupling ] && "$LSM" mode >/dev/null 2>&1; then
+	MODES="0 1 2 3" FORM=bpf
+	STATS=$W/bpf-stats
 else
 	MODES=vanilla
 fi
+klog() {
+	if [ $FORM = bpf ]; then cat /run/pidns-lsm.log 2>/dev/null; else dmesg; fi
+}
 setmode() {
 	[ "$MODES" = vanilla ] && return 0
+	if [ $FORM = bpf ]; then
+		"$LSM" mode "$1" || bail "cannot set the BPF form's mode $1"
+		return 0
+	fi
 	echo "$1" >/proc/sys/kernel/pidns_coupling || bail "cannot set mode $1"
 }
 # On a patched kernel the counters must be readable: a verdict without
 # them would silently lose "warned" and "refused".
-[ "$MODES" = vanilla ] || [ -r "$STATS" ] || bail "$STATS is not readable"
+[ "$MODES" = vanilla ] || [ $FORM = bpf ] || [ -r "$STATS" ] || bail "$STATS is not readable"
 
 # run_cell ID MODE: run the cell's function, record, judge.
 run_cell() {
@@ -186,7 +203,7 @@ run_cell() {
 	row=$(doc_row "$id")
 	[ -n "$row" ] || { tap 1 "$id mode $mode: the cell has a row in docs/compatibility.md"; return; }
 	before=$(stats)
-	klog0=$(dmesg | wc -l)
+	klog0=$(klog | wc -l)
 	rm -f "$W/record"
 	# A bash of its own, so that a cell can be timed out: the functions
 	# and the variables they use go with it.
@@ -220,9 +237,33 @@ run_cell() {
 	3) want=$(echo "$col" | cut -d'|' -f5) ;;
 	esac
 	want=$(doc_verdict "$want")
-	err=${row##*|}
+	err=$(echo "$row" | cut -d'|' -f7)
 	err=${err#\`}
 	err=${err%\`}
+	# The BPF form on a stock kernel: the patch's verdict, but where the
+	# column "stock kernel + BPF" names this mode ("2: error `TEXT`",
+	# "3: VERDICT", separated by "; ") for a cause docs/policy.md lists.
+	local bpf=${row##*|} entry bpfnote=
+	if [ $FORM = bpf ]; then
+		case $bpf in
+		same) ;;
+		""|"not measured")
+			tap 1 "$id mode $mode: the cell has a \"stock kernel + BPF\" entry in docs/compatibility.md"
+			return ;;
+		*)
+			while IFS= read -r entry; do
+				case $entry in
+				"$mode: error \`"*)
+					err=${entry#"$mode: error \`"}
+					err=${err%\`}
+					bpfnote=" [stock kernel + BPF: error $err]" ;;
+				"$mode: "*)
+					want=${entry#"$mode: "}
+					bpfnote=" [stock kernel + BPF: $want]" ;;
+				esac
+			done < <(printf '%s\n' "$bpf" | sed 's/; /\n/g') ;;
+		esac
+	fi
 
 	if [ $ran = invalid ]; then
 		verdict="invalid record: $line"
@@ -249,22 +290,22 @@ run_cell() {
 	if [ "$mode" = 2 ] && [ $ran = no ] && [ -n "$err" ] && [ "$err" != - ]; then
 		grep -qF -- "$err" "$out" || ok=1
 	fi
-	tap $ok "$id, $KVER, mode $mode: $verdict (documented: $want)"
+	tap $ok "$id, $KVER, mode $mode: $verdict (documented: $want)$bpfnote"
 	local first
 	# one line: without a tool's colours and carriage returns (nspawn's)
 	first=$(grep -v '^NS ' "$out" | grep -m1 -E -i 'error|invalid|fail|denied|cannot|not permitted' |
 		tr -d '\r' | sed 's/\x1b\[[0-9;]*m//g' || true)
 	note "exit $st; payload ran: $ran; namespaces not the guest's: ${set:-none}; stats: +$allowed allowed, +$refused refused"
 	[ -n "$first" ] && note "the tool said: $first"
-	dmesg | tail -n +$((klog0 + 1)) | grep 'pidns_coupling' | head -3 | sed 's/^/# kernel: /'
+	klog | tail -n +$((klog0 + 1)) | grep 'pidns_coupling' | head -3 | sed 's/^/# kernel: /'
 	if [ $ok -ne 0 ]; then
 		note "documented: namespaces '$want_ns', verdict '$want', error '$err'"
 		tail -15 "$out" | sed 's/^/#   /'
 	fi
 	# The record for tests/host/matrix-table, in the TAP stream (never
 	# the console, where the kernel's lines could split it).
-	printf '# matrix-record\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$KVER" "$mode" \
-		"$base" "${set:-none}" "${first:0:200}" "$ROOT"
+	printf '# matrix-record\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$KVER" "$mode" \
+		"$base" "${set:-none}" "${first:0:200}" "$ROOT" "$FORM"
 	RESULT[$id.$mode]="$base|${set:-none}"
 }
 

@@ -9,8 +9,10 @@
 #    through the same adapter the suites use, the counters, the record
 #    in the trace event's text and pidns-report reading it, detach;
 #  - the suites, through that adapter: the state suite in every mode
-#    (its cells that differ on a stock kernel are named in it), and
-#    PIDNS_STOCK_SUITES more.
+#    (its cells that differ on a stock kernel are named in it), or the
+#    suites of pidns.suites= ("none": none); the matrix groups of
+#    pidns.matrix=, against docs/compatibility.md's column for the BPF
+#    form.
 . "$PIDNS_TOP/tests/guest/tap.sh"
 echo "TAP version 13"
 top=$PIDNS_TOP
@@ -85,12 +87,24 @@ relay() {
 	[ -n "$planned" ] && [ "$ran" -gt 0 ] && [ "$planned" -eq "$ran" ]
 	tap $? "$1: ran all of its ${planned:-?} planned cases ($ran)"
 }
-for s in ${PIDNS_STOCK_SUITES:-state}; do
+suites=$(arg pidns.suites)
+for s in ${suites:-state}; do
+	[ "$s" = none ] && continue
 	PATH=$top/build/meson/userspace:$PATH "$top/build/meson/tests/$s" >/tmp/$s.tap 2>/tmp/$s.err </dev/null
 	st=$?
 	relay "$s" "/tmp/$s.tap"
 	tap $st "$s: exited $st"
 	[ $st -eq 0 ] || sed "s/^/# $s stderr: /" /tmp/$s.err | tail -20
+done
+
+# The real software of docs/compatibility.md, its groups from the
+# command line (pidns.matrix=), against the cells' documented verdicts.
+for g in $(arg pidns.matrix | tr , ' '); do
+	bash "$top/tests/guest/matrix.sh" "$g" >/tmp/matrix-$g.tap 2>/tmp/matrix-$g.err </dev/null
+	st=$?
+	relay "matrix-$g" "/tmp/matrix-$g.tap"
+	tap $st "matrix-$g: exited $st"
+	[ $st -eq 0 ] || sed "s/^/# matrix-$g stderr: /" /tmp/matrix-$g.err | tail -20
 done
 
 kill "$follower"
