@@ -496,6 +496,25 @@ stock_kernel() {
 	echo "$STOCK_KREL" >"$dir/ok"
 }
 
+# stock_initrd ROOT: after stock_kernel, the stock kernel's initramfs made
+# by dracut in the guest root ROOT (dracut_initrd), kept in the cache
+# until the root's dracut changes. Sets STOCK_KERNEL, STOCK_MODULES,
+# STOCK_INITRD and STOCK_DRACUT; fails with dracut's log in
+# $STOCK/dracut.log.
+stock_initrd() {
+	local root=$1 pkg=$STOCK/pkg
+	STOCK_KERNEL=$pkg/boot/vmlinuz-$STOCK_KREL
+	STOCK_MODULES=$pkg/lib/modules
+	[ -d "$STOCK_MODULES" ] || STOCK_MODULES=$pkg/usr/lib/modules
+	STOCK_INITRD=$pkg/initrd.img-$STOCK_KREL
+	STOCK_DRACUT=$(chroot "$root" dpkg-query -W -f '${Version}' dracut-core 2>/dev/null)
+	[ "$(cat "$STOCK/initrd.stamp" 2>/dev/null)" = "$root $STOCK_DRACUT" ] &&
+		[ -s "$STOCK_INITRD" ] && return 0
+	dracut_initrd "$root" "$pkg" "$STOCK_KREL" "$STOCK_MODULES" "$STOCK_INITRD" \
+		>"$STOCK/dracut.log" 2>&1 || return 1
+	echo "$root $STOCK_DRACUT" >"$STOCK/initrd.stamp"
+}
+
 # What qemu/run boots: the patched kernel of $KVER, userspace and the
 # initramfs. Nothing else (tests/run builds the rest).
 build_boot() {

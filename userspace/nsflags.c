@@ -215,10 +215,13 @@ static int bpf_find(const char *name, void *key, void *value,
 	return ret;
 }
 
+/* @arg: { inode number, type (0 mnt, 1 ipc, 2 net) } */
 static int owner_inum_is(const void *value, const void *arg)
 {
-	return ((const struct pidns_lsm_owner *)value)->inum ==
-	       *(const uint32_t *)arg;
+	const struct pidns_lsm_owner *rec = value;
+	const uint32_t *want = arg;
+
+	return rec->inum == want[0] && rec->type == want[1];
 }
 
 static int pidns_inum_is(const void *value, const void *arg)
@@ -303,7 +306,11 @@ int pidns_owner_get(int fd, struct ns_pidns_owner *o)
 		o->ns_id = init[i].id;
 		return 0;
 	}
-	ret = bpf_find("owners", &key, &rec, owner_inum_is, &ino);
+	{
+		uint32_t want[2] = { ino, (uint32_t)i };
+
+		ret = bpf_find("owners", &key, &rec, owner_inum_is, want);
+	}
 	if (ret)
 		return ret;
 	ret = bpf_pidns(rec.owner, &p);

@@ -20,7 +20,7 @@
  *    free_nsproxy()) for each PID namespace above the nsproxy's
  *    pid_ns_for_children, so that "is a task outside P a member of N" is
  *    two lookups, never a walk; records end where the namespaces are
- *    freed (free_mnt_ns(), mq_clear_sbinfo(), __put_net(),
+ *    freed (free_mnt_ns(), mq_clear_sbinfo(), net_ns_net_exit(),
  *    delayed_free_pidns(), which hands what a PID namespace owns to its
  *    parent).
  *
@@ -58,8 +58,11 @@ char LICENSE[] SEC("license") = "GPL";
 #define CAP_SYS_ADMIN	21
 #define EINVAL		22
 #define EPERM		1
+#define EEXIST		17
 #define MAX_ERRNO	4095
 #define NSFS_MAGIC	0x6e736673
+#define PIDFS_MAGIC	0x50494446	/* 6.9 and later: pidfds on pidfs */
+#define ANON_INODE_FS_MAGIC 0x09041934	/* before: an anon inode, "[pidfd]" */
 
 enum { MODE_OFF, MODE_WARN, MODE_ENFORCE, MODE_STAGE };
 enum { T_MNT, T_IPC, T_NET, T_NR };
@@ -70,7 +73,6 @@ extern const void init_pid_ns __ksym;
 extern const void init_ipc_ns __ksym;
 extern const void init_net __ksym;
 extern const void init_nsproxy __ksym;
-extern const void pidfd_fops __ksym;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -265,7 +267,11 @@ __noinline __u64 live_owner(__u64 ns)
 	return INIT_PID;
 }
 
-/* The mode PID namespace @p was made in (0: before the program) */
+/*
+ * The mode PID namespace @p was made in: 0 for one that ran before the
+ * program was attached (seeded so); one without a record (a full map) is
+ * judged strictly, never exempted
+ */
 __noinline int born(__u64 p)
 {
 	struct pidns_rec *rec;
@@ -273,7 +279,7 @@ __noinline int born(__u64 p)
 	if (p == INIT_PID)
 		return MODE_OFF;
 	rec = bpf_map_lookup_elem(&pidnss, &p);
-	return rec ? rec->born : MODE_OFF;
+	return rec ? rec->born : MODE_ENFORCE;
 }
 
 /* The PID namespace @task is in */
@@ -409,6 +415,7 @@ __noinline int nsp_add(__u64 nsp)
 	struct nsp_rec rec = {};
 	__u64 ns[T_NR], p;
 	int t, i;
+	long err;
 
 	if (!nsp)
 		return 0;
@@ -419,8 +426,25 @@ __noinline int nsp_add(__u64 nsp)
 	if (!rec.ns[T_MNT] && !rec.ns[T_IPC] && !rec.ns[T_NET])
 		return 0;
 	rec.pidc = (__u64)BPF_CORE_READ((struct nsproxy *)nsp, pid_ns_for_children);
-	if (bpf_map_update_elem(&nsps, &nsp, &rec, BPF_NOEXIST))
+	err = bpf_map_update_elem(&nsps, &nsp, &rec, BPF_NOEXIST);
+	if (err == -EEXIST)
 		return 0;
+	if (err) {
+		/* A full map: these members go uncounted, and no claim of
+		 * their namespaces can succeed */
+		for (t = 0; t < T_NR; t++) {
+			struct owner_rec *o;
+
+			if (!rec.ns[t])
+				continue;
+			owner_seen(rec.ns[t], t);
+			o = bpf_map_lookup_elem(&owners, &rec.ns[t]);
+			if (o)
+				o->uncounted = 1;
+		}
+		count(PIDNS_LSM_UNCOUNTED);
+		return 0;
+	}
 	for (t = 0; t < T_NR; t++) {
 		if (!rec.ns[t])
 			continue;
@@ -674,6 +698,19 @@ static __always_inline int verdict(int call, __u64 flags, __u64 missing,
 	return call == PIDNS_LSM_EXEC || call == PIDNS_LSM_ENTER ? EPERM : EINVAL;
 }
 
+/*
+ * What an LSM program returns for a verdict's errno: the verifier (6.12)
+ * wants a value it can see is 0 or a negative errno
+ */
+static __always_inline int lsm_ret(int e)
+{
+	if (e == EINVAL)
+		return -EINVAL;
+	if (e == EPERM)
+		return -EPERM;
+	return 0;
+}
+
 static __always_inline struct task_state *state_of(struct task_struct *t,
 						   int create)
 {
@@ -812,7 +849,7 @@ int BPF_PROG(pidns_task_alloc, struct task_struct *task,
 		}
 	}
 	if (ret)
-		return -ret;
+		return lsm_ret(ret);
 
 	/* The same-call rule, after the state check as in the patch */
 	if ((clone_flags & CLONE_NEWPID) &&
@@ -824,7 +861,7 @@ int BPF_PROG(pidns_task_alloc, struct task_struct *task,
 	}
 	if (ret && st)
 		claims_end(st, 1);
-	return -ret;
+	return lsm_ret(ret);
 }
 
 SEC("fexit/copy_process")
@@ -874,7 +911,7 @@ int BPF_PROG(pidns_exec, struct linux_binprm *bprm)
 				      state_mode(PIDNS_LSM_EXEC, built, mode, 0,
 						 shared, 0, joined), built);
 			if (ret)
-				return -ret;
+				return lsm_ret(ret);
 		}
 	}
 	if (active == INIT_PID)
@@ -887,9 +924,9 @@ int BPF_PROG(pidns_exec, struct linux_binprm *bprm)
 	f = decide(active, ns, f, st);
 	if (!f)
 		return 0;
-	return -verdict(PIDNS_LSM_EXEC, 0, f, mode,
+	return lsm_ret(verdict(PIDNS_LSM_EXEC, 0, f, mode,
 			state_mode(PIDNS_LSM_EXEC, active, mode, ns, f, 0, joined),
-			active);
+			active));
 }
 
 static __always_inline int exec_end(long ret)
@@ -1015,6 +1052,26 @@ static __always_inline struct file *fd_file(int fd)
 	return f;
 }
 
+/*
+ * The struct pid of @file if it is a pidfd, or NULL: on pidfs (6.9 on) the
+ * inode's i_private, before it an anon inode "[pidfd]"'s private_data.
+ */
+static __always_inline struct pid *pidfd_pid(struct file *file)
+{
+	unsigned long magic = BPF_CORE_READ(file, f_inode, i_sb, s_magic);
+	char name[8] = {};
+
+	if (magic == PIDFS_MAGIC)
+		return BPF_CORE_READ(file, f_inode, i_private);
+	if (magic != ANON_INODE_FS_MAGIC)
+		return 0;
+	bpf_probe_read_kernel_str(name, sizeof(name),
+				  BPF_CORE_READ(file, f_path.dentry, d_name.name));
+	if (__builtin_memcmp(name, "[pidfd]", 8))
+		return 0;
+	return BPF_CORE_READ(file, private_data);
+}
+
 static __always_inline __u64 ns_from_common(__u64 nsc, int type)
 {
 	switch (type) {
@@ -1035,6 +1092,7 @@ static __always_inline int setns_start(int fd, __u64 nstype)
 	struct task_state *st;
 	struct file *file;
 	__u64 missing = 0;
+	struct pid *pid;
 
 	if (mode == MODE_OFF)
 		return 0;
@@ -1045,8 +1103,8 @@ static __always_inline int setns_start(int fd, __u64 nstype)
 	for (t = 0; t < T_NR; t++)
 		nns[t] = ns[t];
 
-	if ((__u64)BPF_CORE_READ(file, f_op) == (__u64)&pidfd_fops) {
-		struct pid *pid = BPF_CORE_READ(file, private_data);
+	pid = pidfd_pid(file);
+	if (pid) {
 		struct hlist_node *first;
 		__u64 tnsp;
 
@@ -1149,8 +1207,10 @@ int BPF_PROG(pidns_capable, const struct cred *cred, struct user_namespace *ns,
 {
 	struct task_state *st;
 
-	if (ret || cap != CAP_SYS_ADMIN || !marks)
-		return ret;
+	if (ret)	/* another program on this hook refused it */
+		return ret < 0 && ret >= -MAX_ERRNO ? ret : -EPERM;
+	if (cap != CAP_SYS_ADMIN || !marks)
+		return 0;
 	st = state_of(bpf_get_current_task_btf(), 0);
 	if (!st || !st->mark)
 		return 0;
@@ -1255,7 +1315,14 @@ int BPF_PROG(pidns_free_ipc, struct ipc_namespace *ns)
 	return 0;
 }
 
-SEC("fentry/__put_net")
+/*
+ * Not __put_net(): net_namespace.c inlines it into netns_put(), so a
+ * network namespace whose last reference was a file would keep its record
+ * (tests/guest/stock.sh, "no record outlives its namespace"). The pernet
+ * exit that frees its inode number is called through a pointer, once per
+ * namespace, in both versions; the patch disowns there too.
+ */
+SEC("fentry/net_ns_net_exit")
 int BPF_PROG(pidns_free_net, struct net *net)
 {
 	owner_drop(scalar(net));

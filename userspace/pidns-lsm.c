@@ -43,7 +43,7 @@ static FILE *log_file;		/* record --log FILE: the kernel log's lines */
 static void __attribute__((noreturn)) usage(void)
 {
 	fputs("Usage:\n"
-	      " pidns-lsm [options] attach|detach|mode [N]|stats|record|status\n"
+	      " pidns-lsm [options] attach|detach|mode [N]|stats|record|records|status\n"
 	      "\n"
 	      "kernel.pidns_coupling's policy as a BPF LSM, for kernels without the series.\n"
 	      "\n"
@@ -53,6 +53,7 @@ static void __attribute__((noreturn)) usage(void)
 	      " mode [N]      print the mode, or set it: 0 off, 1 warn, 2 enforce, 3 stage\n"
 	      " stats         the count of every verdict, as kernel.pidns_coupling_stats\n"
 	      " record        the verdicts not read yet, as trace text (pidns-report reads it)\n"
+	      " records       every namespace and PID namespace it has a record of\n"
 	      " status        whether it is attached, its mode, its maps and programs\n"
 	      "\n"
 	      "Options:\n"
@@ -412,6 +413,47 @@ static unsigned long map_count(const char *name)
 	return n;
 }
 
+/*
+ * One line per record: "TYPE INODE ID" and, for a mount, IPC or network
+ * namespace, its owner ("pid:[INODE]", claimed or not); for a PID
+ * namespace, the mode it was made in.
+ */
+static int do_records(void)
+{
+	static const char *const types[] = { "mnt", "ipc", "net" };
+	struct pidns_lsm_owner rec;
+	struct pidns_lsm_pidns p;
+	__u64 key, next, *prev = NULL;
+	int fd = pinned_map("owners"), pfd = pinned_map("pidnss");
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &rec))
+			continue;
+		if (!rec.owner)
+			p.inum = 0xEFFFFFFCU;	/* PROC_PID_INIT_INO */
+		else if (bpf_map_lookup_elem(pfd, &rec.owner, &p))
+			p.inum = 0;
+		printf("%s %u %llu owner pid:[%u]%s\n",
+		       rec.type < 3 ? types[rec.type] : "?", rec.inum,
+		       (unsigned long long)rec.id, p.inum,
+		       rec.claimed ? " claimed" : "");
+	}
+	prev = NULL;
+	while (bpf_map_get_next_key(pfd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(pfd, &key, &p))
+			continue;
+		printf("pid %u %llu born %u\n", p.inum,
+		       (unsigned long long)p.id, p.born);
+	}
+	close(fd);
+	close(pfd);
+	return EXIT_SUCCESS;
+}
+
 static int do_status(void)
 {
 	char path[512];
@@ -502,6 +544,8 @@ int main(int argc, char **argv)
 		return do_stats();
 	if (!strcmp(cmd, "record"))
 		return do_record(follow);
+	if (!strcmp(cmd, "records"))
+		return do_records();
 	if (!strcmp(cmd, "status"))
 		return do_status();
 	if (!strcmp(cmd, "mode")) {

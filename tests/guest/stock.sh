@@ -107,6 +107,37 @@ for g in $(arg pidns.matrix | tr , ' '); do
 	[ $st -eq 0 ] || sed "s/^/# matrix-$g stderr: /" /tmp/matrix-$g.err | tail -20
 done
 
+# No record outlives its namespace: after the suites, every record the
+# programs keep is of a namespace that still exists (a task's, a file
+# descriptor's or a bind mount's). A record left behind would be found by
+# the next namespace given its address (its owner, its claim, its
+# members) or its inode number (NS_GET_PIDNS_OWNER through the adapter).
+live_ns() {
+	local p f
+	for p in /proc/[0-9]*; do
+		for f in mnt ipc net pid pid_for_children; do
+			readlink "$p/ns/$f"
+		done
+		for f in "$p"/fd/*; do
+			readlink "$f"
+		done
+		awk '$9 == "nsfs" { print $4 }' "$p/mountinfo"
+	done 2>/dev/null | sed -n 's/^\(mnt\|ipc\|net\|pid\):\[\([0-9]*\)\]$/\1 \2/p' | sort -u
+}
+stale() {
+	"$lsm" records | awk '{ print $1, $2 }' | sort -u | comm -23 - <(live_ns)
+}
+sleep 1	# a PID namespace's record ends after an RCU grace period
+left=$(stale)
+[ -n "$left" ] && sleep 5 && left=$(stale)
+[ -z "$left" ]
+tap $? "no record outlives its namespace ($("$lsm" records | wc -l) records, $(echo "$left" | grep -c .) of no namespace that exists)"
+if [ -n "$left" ]; then
+	"$lsm" records | grep -F -f <(printf '%s\n' "$left" | sed 's/$/ /') | head -20 | sed 's/^/# stale: /'
+	echo "# live: $(live_ns | awk '{ print $1 }' | sort | uniq -c | tr '\n' ' ')"
+	grep -E '^(net_namespace|mnt_cache|ipc|pid_namespace)' /proc/slabinfo | sed 's/^/# slab: /'
+fi
+
 kill "$follower"
 wait "$follower"
 tap $? "the record's reader ended cleanly"

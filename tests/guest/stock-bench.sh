@@ -1,0 +1,30 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# In the stock-kernel guest for tests/bench --stock (pidns.rounds=N,
+# pidns.ms=MS, pidns.threads=T): N rounds of bench.c's fork, clone3 and
+# vfork+execve, each measured with the BPF form detached and attached (in
+# stage mode), the order alternating; then claimcost with the program
+# attached. Prints "MEASURE detached|attached VALUE" and claimcost's
+# "claim ..." lines.
+top=$PIDNS_TOP
+lsm=$top/build/meson/userspace/pidns-lsm
+arg() { tr ' ' '\n' </proc/cmdline | sed -n "s/^$1=//p" | tail -1; }
+rounds=$(arg pidns.rounds) ms=$(arg pidns.ms) threads=$(arg pidns.threads)
+grep -qs ' /sys/fs/bpf ' /proc/mounts || mount -t bpf bpf /sys/fs/bpf
+echo "# $(uname -r); rounds ${rounds:=5}, ${ms:=100} ms a measure"
+measure() {
+	"$top/build/meson/tests/bench" base 1 "$ms" |
+		sed -n "s/^\(fork\|clone3\|exec\) base /\1 $1 /p"
+}
+on() { "$lsm" attach --mode 3 >/dev/null || echo "# attach failed"; }
+off() { "$lsm" detach >/dev/null || echo "# detach failed"; }
+for r in $(seq "$rounds"); do
+	if [ $((r % 2)) -eq 1 ]; then
+		measure detached; on; measure attached; off
+	else
+		on; measure attached; off; measure detached
+	fi
+done
+on
+"$top/build/meson/tests/claimcost" "${threads:-10000}" 31
+off
