@@ -18,8 +18,8 @@ state=$(timeout 600 systemctl is-system-running --wait 2>&1)
 tap "$([ "$state" = running ]; echo $?)" "the boot completes: systemctl is-system-running says $state"
 [ "$state" = running ] ||
 	systemctl list-units --failed --no-legend --plain --no-pager | sed 's/^/# failed: /'
-check "systemd has mounted the BPF filesystem (sys-fs-bpf.mount)" -- \
-	systemctl is-active -q sys-fs-bpf.mount
+check "systemd has mounted the BPF filesystem on /sys/fs/bpf" -- \
+	sh -c "findmnt -n -t bpf /sys/fs/bpf >/dev/null"
 
 for u in pidns-lsm.service pidns-lsm-record.service; do
 	sed "s|/usr/local/sbin/pidns-lsm|$lsm|g" "$top/build/meson/userspace/$u" >"/etc/systemd/system/$u"
@@ -27,7 +27,7 @@ done
 echo PIDNS_LSM_MODE=3 >/etc/default/pidns-lsm
 systemctl daemon-reload
 check "systemd-analyze verify accepts both units" -- \
-	systemd-analyze verify /etc/systemd/system/pidns-lsm.service /etc/systemd/system/pidns-lsm-record.service
+	systemd-analyze verify --man=no /etc/systemd/system/pidns-lsm.service /etc/systemd/system/pidns-lsm-record.service
 check "systemctl enable pidns-lsm.service pidns-lsm-record.service" -- \
 	systemctl enable pidns-lsm.service pidns-lsm-record.service
 check "systemctl start pidns-lsm.service pidns-lsm-record.service" -- \
