@@ -130,10 +130,7 @@ struct {
  * has such a member exactly when its count under the initial PID
  * namespace exceeds its count under P.
  */
-struct member_key {
-	__u64 ns;
-	__u64 pidns;
-};
+#define member_key pidns_lsm_member
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -1283,7 +1280,19 @@ int BPF_PROG(pidns_free_nsproxy, struct nsproxy *ns)
 	return 0;
 }
 
-/* A namespace's end: its record and its member counts */
+static long sweep_member(struct bpf_map *map, struct member_key *k,
+			 __u64 *v, __u64 *ns)
+{
+	if (k->ns == *ns)
+		bpf_map_delete_elem(map, k);
+	return 0;
+}
+
+/*
+ * A namespace's end: its record and its member counts, found in the
+ * record's list or, for one counted under more PID namespaces than the
+ * list holds, by a sweep of the map.
+ */
 __noinline int owner_drop(__u64 ns)
 {
 	struct owner_rec *rec = bpf_map_lookup_elem(&owners, &ns);
@@ -1297,6 +1306,8 @@ __noinline int owner_drop(__u64 ns)
 		k.pidns = rec->counted[i];
 		bpf_map_delete_elem(&members, &k);
 	}
+	if (n > 4)
+		bpf_for_each_map_elem(&members, sweep_member, &ns, 0);
 	bpf_map_delete_elem(&owners, &ns);
 	return 0;
 }

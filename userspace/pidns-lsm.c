@@ -53,7 +53,7 @@ static void __attribute__((noreturn)) usage(void)
 	      " mode [N]      print the mode, or set it: 0 off, 1 warn, 2 enforce, 3 stage\n"
 	      " stats         the count of every verdict, as kernel.pidns_coupling_stats\n"
 	      " record        the verdicts not read yet, as trace text (pidns-report reads it)\n"
-	      " records       every namespace and PID namespace it has a record of\n"
+	      " records       every namespace, PID namespace and member count it keeps\n"
 	      " status        whether it is attached, its mode, its maps and programs\n"
 	      "\n"
 	      "Options:\n"
@@ -448,6 +448,31 @@ static int do_records(void)
 			continue;
 		printf("pid %u %llu born %u\n", p.inum,
 		       (unsigned long long)p.id, p.born);
+	}
+	/* A member count whose namespace has no record is "orphan" */
+	{
+		struct pidns_lsm_member mk, mnext, *mprev = NULL;
+		int mfd = pinned_map("members");
+		__u64 n;
+
+		while (bpf_map_get_next_key(mfd, mprev, &mnext) == 0) {
+			mk = mnext;
+			mprev = &mk;
+			if (bpf_map_lookup_elem(mfd, &mk, &n))
+				continue;
+			if (bpf_map_lookup_elem(fd, &mk.ns, &rec)) {
+				printf("orphan member count %llu\n",
+				       (unsigned long long)n);
+				continue;
+			}
+			/* not in the map: the initial PID namespace */
+			if (bpf_map_lookup_elem(pfd, &mk.pidns, &p))
+				p.inum = 0xEFFFFFFCU;
+			printf("count %s %u under pid:[%u] %llu\n",
+			       rec.type < 3 ? types[rec.type] : "?", rec.inum,
+			       p.inum, (unsigned long long)n);
+		}
+		close(mfd);
 	}
 	close(fd);
 	close(pfd);

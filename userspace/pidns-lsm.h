@@ -63,6 +63,16 @@ struct pidns_lsm_pidns {
 	__u32 inum;
 };
 
+/*
+ * The "members" map's key: for namespace @ns and PID namespace @pidns
+ * (addresses), how many nsproxies hold @ns with a pid_ns_for_children at
+ * or below @pidns (a __u64 value). It ends with @ns's record.
+ */
+struct pidns_lsm_member {
+	__u64 ns;
+	__u64 pidns;
+};
+
 /* The initial namespaces' ids, as the patched kernel gives them */
 enum {
 	PIDNS_LSM_IPC_INIT_ID = 1,

@@ -123,26 +123,6 @@ $ran"
 done
 
 # The state suite and the kselftest.
-# relay NAME FILE: FILE's TAP as this test's cases.
-relay() {
-	local planned= ran=0 line st desc
-	while IFS= read -r line; do
-		case $line in
-		"ok "*|"not ok "*)
-			st=0
-			case $line in "not ok "*) st=1 ;; esac
-			case $line in *"# SKIP"*|*"# skip"*) st=1 ;; esac
-			desc=$(printf '%s\n' "$line" | sed -E 's/^(not )?ok [0-9]+ *-? *//')
-			tap $st "$1: $desc"
-			ran=$((ran + 1)) ;;
-		1..*) planned=${line#1..}; planned=${planned%%[!0-9]*} ;;
-		"TAP version"*) ;;
-		*) printf '# %s\n' "$line" ;;
-		esac
-	done <"$2"
-	[ -n "$planned" ] && [ "$ran" -gt 0 ] && [ "$planned" -eq "$ran" ]
-	tap $? "$1: ran all of its ${planned:-?} planned cases ($ran)"
-}
 # in_initramfs NAME IMAGE COMMAND: COMMAND in a chroot of IMAGE unpacked.
 in_initramfs() {
 	local d=/run/irfs-$1 st
