@@ -86,6 +86,26 @@ check "pidns-report reads the record taken on a stock kernel" -- \
 /usr/bin/unshare --net sh -c 'for i in 1 2 3 4 5 6; do /usr/bin/unshare --pid --fork sleep 2 & done; wait'
 tap $? "a network namespace shared by six PID namespaces at once, in warn mode"
 
+# A host task in a pinned network namespace that takes a new time
+# namespace at its execve() (6.12 switches the nsproxy in
+# exec_task_namespaces(), which inlines switch_task_namespaces()) is still
+# a member: in stage mode a container's init may not setns() into that
+# network namespace while it runs.
+mkdir -p /run/netns && touch /run/netns/pidns-time
+/usr/bin/unshare --net=/run/netns/pidns-time true
+/usr/bin/nsenter --net=/run/netns/pidns-time /usr/bin/unshare --time sleep 60 &
+member=$!
+sleep 1
+"$lsm" mode 3
+out=$(/usr/bin/unshare --pid --mount --ipc --fork \
+	/usr/bin/nsenter --net=/run/netns/pidns-time /bin/true 2>&1)
+st=$?
+"$lsm" mode 1
+[ $st -ne 0 ] && printf '%s\n' "$out" | grep -q 'Operation not permitted'
+tap $? "stage mode: a container's init may not enter a netns whose host member took a time namespace at its execve() (exit $st: ${out:-no output})"
+kill $member; wait $member 2>/dev/null
+umount /run/netns/pidns-time && rm -f /run/netns/pidns-time
+
 # The state suite, through the adapter, in every mode.
 suites=$(arg pidns.suites)
 for s in ${suites:-state}; do
