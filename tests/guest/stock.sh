@@ -97,11 +97,11 @@ mkdir -p /run/netns && touch /run/netns/pidns-time
 member=$!
 sleep 1
 "$lsm" mode 3
-out=$(/usr/bin/unshare --pid --mount --ipc --fork \
+out=$(/usr/bin/unshare --pid --mount --ipc --net --fork \
 	/usr/bin/nsenter --net=/run/netns/pidns-time /bin/true 2>&1)
 st=$?
 "$lsm" mode 1
-[ $st -ne 0 ] && printf '%s\n' "$out" | grep -q 'Operation not permitted'
+[ $st -ne 0 ] && printf '%s\n' "$out" | grep -q "reassociate to namespace 'ns/net' failed: Operation not permitted"
 tap $? "stage mode: a container's init may not enter a netns whose host member took a time namespace at its execve() (exit $st: ${out:-no output})"
 kill $member; wait $member 2>/dev/null
 umount /run/netns/pidns-time && rm -f /run/netns/pidns-time
