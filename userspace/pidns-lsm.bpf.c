@@ -150,10 +150,11 @@ struct task_state {
 	__u64 pend_target;
 	__u32 claims;		/* T_* bits: claims to undo if the call fails */
 	__u32 has_pend;
+	__u64 claim_by;		/* the PID namespace that claimed them */
 	__u64 claim_ns[T_NR];
-	__u64 claim_old[T_NR];
+	__u64 claim_old[T_NR];	/* the live owner before: what an undo restores */
 	__u32 claim_was[T_NR];
-	__u32 unused;
+	__u32 exec_ns;		/* in exec_task_namespaces() (6.2 on) */
 	__u64 log_ns[T_NR];	/* for the record: the namespaces judged */
 	__u64 log_file;		/* and what execve() was asked to run */
 };
@@ -513,7 +514,7 @@ static __always_inline __u64 decide(__u64 p, __u64 *ns, __u64 f,
 {
 	__u32 claims = 0, done = 0;
 	struct owner_rec *rec;
-	__u64 old[T_NR] = {};
+	__u64 old[T_NR] = {}, undo[T_NR] = {}, lo;
 	int t;
 
 	for (t = 0; t < T_NR; t++) {
@@ -528,6 +529,13 @@ static __always_inline __u64 decide(__u64 p, __u64 *ns, __u64 f,
 			break;
 		case CLAIM_YES:
 			claims |= 1U << t;
+			/*
+			 * An undo restores the live owner, an ancestor of
+			 * @p that outlives the call, never a dead PID
+			 * namespace whose address a new one may take.
+			 */
+			lo = live_owner(ns[t]);
+			undo[t] = lo == INIT_PID ? 0 : lo;
 			break;
 		}
 	}
@@ -546,14 +554,16 @@ static __always_inline __u64 decide(__u64 p, __u64 *ns, __u64 f,
 		done |= 1U << t;
 		if (st) {
 			st->claim_ns[t] = ns[t];
-			st->claim_old[t] = old[t];
+			st->claim_old[t] = undo[t];
 			st->claim_was[t] = rec->claimed;
 		}
 		rec->claimed = 1;
 	}
 	if (done == claims) {
-		if (st)
+		if (st) {
 			st->claims = claims;
+			st->claim_by = p;
+		}
 		return 0;
 	}
 	/* Another PID namespace won a race for one of them: undo ours */
@@ -561,11 +571,10 @@ static __always_inline __u64 decide(__u64 p, __u64 *ns, __u64 f,
 		if (!(done & (1U << t)))
 			continue;
 		rec = bpf_map_lookup_elem(&owners, &ns[t]);
-		if (rec) {
-			__sync_val_compare_and_swap(&rec->owner, p, old[t]);
-			if (st)
-				rec->claimed = st->claim_was[t];
-		}
+		if (rec &&
+		    __sync_val_compare_and_swap(&rec->owner, p, undo[t]) == p &&
+		    st)
+			rec->claimed = st->claim_was[t];
 	}
 	if (st)
 		st->claims = 0;
@@ -589,8 +598,10 @@ static __always_inline void claims_end(struct task_state *st, int failed)
 		rec = bpf_map_lookup_elem(&owners, &st->claim_ns[t]);
 		if (!rec)
 			continue;
-		rec->owner = st->claim_old[t];
-		rec->claimed = st->claim_was[t];
+		/* Only a claim still ours: the namespace may have ended */
+		if (__sync_val_compare_and_swap(&rec->owner, st->claim_by,
+						st->claim_old[t]) == st->claim_by)
+			rec->claimed = st->claim_was[t];
 	}
 	st->claims = 0;
 }
@@ -944,6 +955,51 @@ int BPF_PROG(pidns_execveat_end, struct pt_regs *regs, long ret)
 	return exec_end(ret);
 }
 
+/* 32-bit execve(): the loader leaves these out where they do not exist */
+SEC("fexit/__ia32_compat_sys_execve")
+int BPF_PROG(pidns_execve32_end, struct pt_regs *regs, long ret)
+{
+	return exec_end(ret);
+}
+
+SEC("fexit/__ia32_compat_sys_execveat")
+int BPF_PROG(pidns_execveat32_end, struct pt_regs *regs, long ret)
+{
+	return exec_end(ret);
+}
+
+/*
+ * From 6.2 on, execve() gives a task the time namespace it unshared:
+ * exec_task_namespaces() makes an nsproxy and installs it, and 6.12
+ * inlines switch_task_namespaces() there, so the new nsproxy is counted
+ * where it is made (pidns_created), before the old one is freed. The
+ * loader leaves these out on a kernel without the function (6.1).
+ */
+SEC("fentry/exec_task_namespaces")
+int BPF_PROG(pidns_exec_ns)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	struct task_state *st;
+
+	if (BPF_CORE_READ(cur, nsproxy, time_ns_for_children) ==
+	    BPF_CORE_READ(cur, nsproxy, time_ns))
+		return 0;
+	st = state_of(cur, 1);
+	if (st)
+		st->exec_ns = 1;
+	return 0;
+}
+
+SEC("fexit/exec_task_namespaces")
+int BPF_PROG(pidns_exec_ns_end, int ret)
+{
+	struct task_state *st = state_of(bpf_get_current_task_btf(), 0);
+
+	if (st)
+		st->exec_ns = 0;
+	return 0;
+}
+
 /* Set a mark: the call's first CAP_SYS_ADMIN check refuses it */
 static __always_inline void mark(struct task_state *st, int call, __u64 flags,
 				 __u64 missing, int mode, __u64 target)
@@ -995,6 +1051,10 @@ static __always_inline int unshare_start(__u64 flags)
 	struct task_state *st;
 	__u64 missing;
 
+	/* No claim of an earlier call is this one's to undo */
+	st = state_of(cur, 0);
+	if (st)
+		st->claims = 0;
 	if ((mode != MODE_WARN && mode != MODE_ENFORCE) ||
 	    !(flags & CLONE_NEWPID))
 		return 0;
@@ -1230,6 +1290,12 @@ int BPF_PROG(pidns_created, unsigned long flags, struct task_struct *tsk,
 
 	if (!ret || (unsigned long)ret >= (unsigned long)-MAX_ERRNO)
 		return 0;
+	if (tsk == bpf_get_current_task_btf()) {
+		struct task_state *st = state_of(tsk, 0);
+
+		if (st && st->exec_ns)
+			nsp_add(scalar(ret));
+	}
 	read_nsp((__u64)ret, ns);
 	read_nsp((__u64)BPF_CORE_READ(tsk, nsproxy), old);
 	pidc = (__u64)BPF_CORE_READ(ret, pid_ns_for_children);

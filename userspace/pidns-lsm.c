@@ -123,6 +123,14 @@ static void print_prog(int prog_fd, const char *prefix)
 	       info.verified_insns);
 }
 
+/* Load @prog only if the kernel has the function @fn it attaches to */
+static void optional(struct bpf_program *prog, const char *fn,
+		     enum bpf_attach_type type)
+{
+	if (libbpf_find_vmlinux_btf_id(fn, type) < 0)
+		bpf_program__set_autoload(prog, false);
+}
+
 static int do_attach(int mode)
 {
 	struct pidns_lsm *skel;
@@ -136,6 +144,15 @@ static int do_attach(int mode)
 	skel = pidns_lsm__open();
 	if (!skel)
 		err(EXIT_FAILURE, "cannot open the BPF object");
+	/* What only some kernels have: left out where the function is not */
+	optional(skel->progs.pidns_execve32_end, "__ia32_compat_sys_execve",
+		 BPF_TRACE_FEXIT);
+	optional(skel->progs.pidns_execveat32_end, "__ia32_compat_sys_execveat",
+		 BPF_TRACE_FEXIT);
+	optional(skel->progs.pidns_exec_ns, "exec_task_namespaces",
+		 BPF_TRACE_FENTRY);
+	optional(skel->progs.pidns_exec_ns_end, "exec_task_namespaces",
+		 BPF_TRACE_FEXIT);
 	ret = pidns_lsm__load(skel);
 	if (ret)
 		errx(EXIT_FAILURE, "the kernel refused the program: %s "
@@ -178,7 +195,8 @@ static int do_attach(int mode)
 	PIN_MAP(nsps);
 	PIN_MAP(members);
 	bpf_object__for_each_program(prog, skel->obj) {
-		if (prog == skel->progs.pidns_seed)
+		if (prog == skel->progs.pidns_seed ||
+		    !bpf_program__autoload(prog))
 			continue;
 		link = NULL;
 #define LINK(p) if (prog == skel->progs.p) link = skel->links.p
@@ -192,7 +210,9 @@ static int do_attach(int mode)
 		LINK(pidns_created); LINK(pidns_copied); LINK(pidns_switch);
 		LINK(pidns_free_nsproxy); LINK(pidns_free_mnt);
 		LINK(pidns_free_ipc); LINK(pidns_free_net);
-		LINK(pidns_free_pidns);
+		LINK(pidns_free_pidns); LINK(pidns_execve32_end);
+		LINK(pidns_execveat32_end); LINK(pidns_exec_ns);
+		LINK(pidns_exec_ns_end);
 		if (!link)
 			errx(EXIT_FAILURE, "program %s has no link",
 			     bpf_program__name(prog));
