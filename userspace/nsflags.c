@@ -383,6 +383,15 @@ long pidns_stats_read(const char *call, const char *verdict)
 	return (long)count;
 }
 
+long pidns_lsm_stat(unsigned int idx)
+{
+	uint64_t count;
+
+	if (idx >= PIDNS_LSM_NSTATS || bpf_elem("stats", idx, &count, 0))
+		return -1;
+	return (long)count;
+}
+
 int pidns_mode_read(void)
 {
 	FILE *f = fopen(PIDNS_COUPLING_SYSCTL, "re");

@@ -112,6 +112,12 @@ int pidns_mode_write(const char *value);
  */
 long pidns_stats_read(const char *call, const char *verdict);
 
+/*
+ * The BPF form's counter @idx of its "stats" map (PIDNS_LSM_RETARGETED,
+ * ...), or -1 where it is not attached.
+ */
+long pidns_lsm_stat(unsigned int idx);
+
 /* Whether the policy is the BPF form on a kernel without the series */
 int pidns_is_bpf(void);
 

@@ -37,6 +37,7 @@ struct pidns_lsm_config {
 enum {
 	PIDNS_LSM_LOST = PIDNS_LSM_NCALLS * 2,	/* events the ring buffer lost */
 	PIDNS_LSM_UNCOUNTED,	/* members a full map could not count */
+	PIDNS_LSM_RETARGETED,	/* setns() installing other than was judged */
 	PIDNS_LSM_NSTATS
 };
 

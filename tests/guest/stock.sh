@@ -106,6 +106,14 @@ tap $? "stage mode: a container's init may not enter a netns whose host member t
 kill $member; wait $member 2>/dev/null
 umount /run/netns/pidns-time && rm -f /run/netns/pidns-time
 
+# The windows between a program's check and the kernel's act
+# (tests/guest/races.c), in stage mode: each must be hit, and closed.
+"$top/build/meson/tests/races" >/tmp/races.tap 2>/tmp/races.err </dev/null
+st=$?
+relay races /tmp/races.tap
+tap $st "races: exited $st"
+[ $st -eq 0 ] || sed "s/^/# races stderr: /" /tmp/races.err | tail -20
+
 # The state suite, through the adapter, in every mode.
 suites=$(arg pidns.suites)
 for s in ${suites:-state}; do
