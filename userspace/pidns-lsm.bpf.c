@@ -155,6 +155,8 @@ struct task_state {
 	__u64 claim_old[T_NR];	/* the live owner before: what an undo restores */
 	__u32 claim_was[T_NR];
 	__u32 exec_ns;		/* in exec_task_namespaces() (6.2 on) */
+	__u32 setns_check;	/* in a setns() whose target was judged: */
+	__u64 setns_ns[T_NR];	/* what it judged the call to install */
 	__u64 log_ns[T_NR];	/* for the record: the namespaces judged */
 	__u64 log_file;		/* and what execve() was asked to run */
 };
@@ -1040,6 +1042,7 @@ static __always_inline int call_end(long ret)
 		record(st->pend_call, st->pend_flags, st->pend_missing,
 		       st->pend_mode, 0, st->pend_target);
 	st->has_pend = 0;
+	st->setns_check = 0;
 	claims_end(st, ret != 0);
 	return 0;
 }
@@ -1141,66 +1144,89 @@ static __always_inline __u64 ns_from_common(__u64 nsc, int type)
 	}
 }
 
+/*
+ * setns(): judged at its entry, on the namespaces its descriptor names
+ * then. The kernel looks the descriptor and a pidfd's target up again, so
+ * each namespace it installs is checked against what was judged
+ * (install_check): a descriptor swapped by a thread that shares the file
+ * table, or a target that changed namespaces in between, is refused there.
+ */
 static __always_inline int setns_start(int fd, __u64 nstype)
 {
 	struct task_struct *cur = bpf_get_current_task_btf(), *target;
 	__u64 active, ns[T_NR], nns[T_NR], tns[T_NR], f, changed = 0;
-	int mode = get_mode(), t;
+	int mode = get_mode(), t, judged = 0;
 	struct task_state *st;
 	struct file *file;
 	__u64 missing = 0;
-	struct pid *pid;
+	struct pid *pid = 0;
 
 	if (mode == MODE_OFF)
-		return 0;
-	file = fd_file(fd);
-	if (!file)
 		return 0;
 	read_nsp((__u64)BPF_CORE_READ(cur, nsproxy), ns);
 	for (t = 0; t < T_NR; t++)
 		nns[t] = ns[t];
 
-	pid = pidfd_pid(file);
+	file = fd_file(fd);
+	if (file)
+		pid = pidfd_pid(file);
 	if (pid) {
 		struct hlist_node *first;
-		__u64 tnsp;
+		__u64 tnsp = 0;
 
 		first = BPF_CORE_READ(pid, tasks[0].first);
-		if (!first)
-			return 0;
-		target = (void *)first -
-			 bpf_core_field_offset(struct task_struct, pid_links);
-		tnsp = (__u64)BPF_CORE_READ(target, nsproxy);
-		if (!tnsp)
-			return 0;
-		read_nsp(tnsp, tns);
-		for (t = 0; t < T_NR; t++)
-			if (nstype & type_flag[t])
-				nns[t] = tns[t];
-		/* The same-call rule on the state the call produces */
-		if ((nstype & CLONE_NEWPID) &&
-		    (mode == MODE_WARN || mode == MODE_ENFORCE))
+		if (first) {
+			target = (void *)first -
+				 bpf_core_field_offset(struct task_struct,
+						       pid_links);
+			tnsp = (__u64)BPF_CORE_READ(target, nsproxy);
+		}
+		if (tnsp) {
+			judged = 1;
+			read_nsp(tnsp, tns);
 			for (t = 0; t < T_NR; t++)
-				if (nns[t] != tns[t])
-					missing |= type_flag[t];
-	} else if (BPF_CORE_READ(file, f_inode, i_sb, s_magic) == NSFS_MAGIC) {
+				if (nstype & type_flag[t])
+					nns[t] = tns[t];
+			/* The same-call rule on the state the call produces */
+			if ((nstype & CLONE_NEWPID) &&
+			    (mode == MODE_WARN || mode == MODE_ENFORCE))
+				for (t = 0; t < T_NR; t++)
+					if (nns[t] != tns[t])
+						missing |= type_flag[t];
+		}
+	} else if (file &&
+		   BPF_CORE_READ(file, f_inode, i_sb, s_magic) == NSFS_MAGIC) {
 		struct ns_common *nsc = BPF_CORE_READ(file, f_inode, i_private);
 		__u64 type = (__u32)BPF_CORE_READ(nsc, ops, type);
 
-		if (nstype && nstype != type)
-			return 0;
-		for (t = 0; t < T_NR; t++)
-			if (type == type_flag[t])
-				nns[t] = ns_from_common((__u64)nsc, t);
-	} else {
-		return 0;
+		if (!nstype || nstype == type) {
+			judged = 1;
+			for (t = 0; t < T_NR; t++)
+				if (type == type_flag[t])
+					nns[t] = ns_from_common((__u64)nsc, t);
+		}
 	}
 
+	active = active_pidns();
+	if (!judged && active == INIT_PID)
+		return 0;
 	st = state_of(cur, 1);
 	if (!st)
 		return 0;
 	st->claims = 0;
 	st->has_pend = 0;
+	/*
+	 * What the verdict below depends on: the caller's PID namespace, or
+	 * for the same-call rule the target's namespaces. A descriptor that
+	 * named no namespace here may install none.
+	 */
+	if (active != INIT_PID || missing) {
+		st->setns_check = 1;
+		for (t = 0; t < T_NR; t++)
+			st->setns_ns[t] = nns[t];
+	}
+	if (!judged)
+		return 0;
 	log_ns(st, nns);
 	if (missing) {
 		if (mode == MODE_ENFORCE) {
@@ -1211,7 +1237,6 @@ static __always_inline int setns_start(int fd, __u64 nstype)
 		record(PIDNS_LSM_SETNS, nstype, missing, mode, 0, 0);
 	}
 
-	active = active_pidns();
 	if (active == INIT_PID)
 		return 0;
 	for (t = 0; t < T_NR; t++)
@@ -1230,6 +1255,50 @@ static __always_inline int setns_start(int fd, __u64 nstype)
 	else
 		pend(st, PIDNS_LSM_ENTER, 0, f, mode, active);
 	return 0;
+}
+
+/*
+ * A namespace's install() in setns(), before its CAP_SYS_ADMIN check: one
+ * other than the call was judged to install is refused by that check in
+ * modes 2 and 3, and recorded in mode 1, as the entry would have judged a
+ * namespace it did not see.
+ */
+static __always_inline int install_check(struct ns_common *nsc, int t)
+{
+	struct task_state *st = state_of(bpf_get_current_task_btf(), 0);
+	int mode = get_mode();
+	__u64 ns;
+
+	if (!st || !st->setns_check || mode == MODE_OFF)
+		return 0;
+	ns = ns_from_common(scalar(nsc), t);
+	if (ns == st->setns_ns[t])
+		return 0;
+	count(PIDNS_LSM_RETARGETED);
+	st->log_ns[t] = ns;
+	if (mode >= MODE_ENFORCE)
+		mark(st, PIDNS_LSM_ENTER, 0, type_flag[t], mode, active_pidns());
+	else
+		pend(st, PIDNS_LSM_ENTER, 0, type_flag[t], mode, active_pidns());
+	return 0;
+}
+
+SEC("fentry/mntns_install")
+int BPF_PROG(pidns_mnt_install, struct nsset *nsset, struct ns_common *ns)
+{
+	return install_check(ns, T_MNT);
+}
+
+SEC("fentry/ipcns_install")
+int BPF_PROG(pidns_ipc_install, struct nsset *nsset, struct ns_common *ns)
+{
+	return install_check(ns, T_IPC);
+}
+
+SEC("fentry/netns_install")
+int BPF_PROG(pidns_net_install, struct nsset *nsset, struct ns_common *ns)
+{
+	return install_check(ns, T_NET);
 }
 
 SEC("fentry/__x64_sys_setns")

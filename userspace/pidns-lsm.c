@@ -137,7 +137,7 @@ static int do_attach(int mode)
 	struct bpf_program *prog;
 	struct bpf_link *link, *iter;
 	char path[512], buf[64];
-	int fd, n, ret;
+	int fd, n, ret, i;
 
 	if (access(PIN_LINKS, F_OK) == 0)
 		errx(EXIT_FAILURE, "already attached (%s); detach first", PIN_LINKS);
@@ -194,25 +194,13 @@ static int do_attach(int mode)
 	PIN_MAP(pidnss);
 	PIN_MAP(nsps);
 	PIN_MAP(members);
-	bpf_object__for_each_program(prog, skel->obj) {
+	/* Each program's link, as the skeleton attached it */
+	for (i = 0; i < skel->skeleton->prog_cnt; i++) {
+		prog = *skel->skeleton->progs[i].prog;
+		link = *skel->skeleton->progs[i].link;
 		if (prog == skel->progs.pidns_seed ||
 		    !bpf_program__autoload(prog))
 			continue;
-		link = NULL;
-#define LINK(p) if (prog == skel->progs.p) link = skel->links.p
-		LINK(pidns_task_alloc); LINK(pidns_copy_process_end);
-		LINK(pidns_exec); LINK(pidns_execve_end);
-		LINK(pidns_execveat_end); LINK(pidns_unshare);
-		LINK(pidns_unshare_end); LINK(pidns_unshare32);
-		LINK(pidns_unshare32_end); LINK(pidns_setns);
-		LINK(pidns_setns_end); LINK(pidns_setns32);
-		LINK(pidns_setns32_end); LINK(pidns_capable);
-		LINK(pidns_created); LINK(pidns_copied); LINK(pidns_switch);
-		LINK(pidns_free_nsproxy); LINK(pidns_free_mnt);
-		LINK(pidns_free_ipc); LINK(pidns_free_net);
-		LINK(pidns_free_pidns); LINK(pidns_execve32_end);
-		LINK(pidns_execveat32_end); LINK(pidns_exec_ns);
-		LINK(pidns_exec_ns_end);
 		if (!link)
 			errx(EXIT_FAILURE, "program %s has no link",
 			     bpf_program__name(prog));
@@ -281,6 +269,7 @@ static int do_stats(void)
 	}
 	printf("lost %llu\n", (unsigned long long)v[PIDNS_LSM_LOST]);
 	printf("uncounted %llu\n", (unsigned long long)v[PIDNS_LSM_UNCOUNTED]);
+	printf("retargeted %llu\n", (unsigned long long)v[PIDNS_LSM_RETARGETED]);
 	close(fd);
 	return EXIT_SUCCESS;
 }
