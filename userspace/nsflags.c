@@ -230,8 +230,6 @@ static int pidns_inum_is(const void *value, const void *arg)
 	       *(const uint32_t *)arg;
 }
 
-#define PROC_PID_INIT_INO	0xEFFFFFFCU
-
 /* The BPF form's record of PID namespace @addr (0: the initial one) */
 static int bpf_pidns(uint64_t addr, struct pidns_lsm_pidns *p)
 {

@@ -406,85 +406,114 @@ static int do_record(int follow)
 	return EXIT_SUCCESS;
 }
 
-static unsigned long map_count(const char *name)
+/*
+ * Call @fn with each key of map @fd (16 bytes at most) and its value
+ * (@vsize bytes, 128 at most); the number of keys. @fn may be NULL.
+ */
+static unsigned long map_each(int fd, size_t vsize,
+			      void (*fn)(const void *key, const void *value,
+					 void *ctx),
+			      void *ctx)
 {
-	int fd = pinned_map(name);
+	__u64 key[2], next[2], value[16];
 	unsigned long n = 0;
-	__u64 key[2], next[2];
 	void *prev = NULL;
 
+	if (vsize > sizeof(value))
+		errx(EXIT_FAILURE, "a map value of %zu bytes", vsize);
 	while (bpf_map_get_next_key(fd, prev, next) == 0) {
 		memcpy(key, next, sizeof(key));
 		prev = key;
 		n++;
+		if (fn && bpf_map_lookup_elem(fd, key, value) == 0)
+			fn(key, value, ctx);
 	}
+	return n;
+}
+
+static unsigned long map_count(const char *name)
+{
+	int fd = pinned_map(name);
+	unsigned long n = map_each(fd, 0, NULL, NULL);
+
 	close(fd);
 	return n;
+}
+
+static const char *const ns_types[] = { "mnt", "ipc", "net" };
+
+/* The maps that the records' lines look up */
+struct records {
+	int owners, pidnss;
+};
+
+/* The inode number of PID namespace @p (its address); 0: the initial */
+static __u32 pidns_inum(const struct records *r, __u64 p)
+{
+	struct pidns_lsm_pidns rec;
+
+	if (!p)
+		return PROC_PID_INIT_INO;
+	return bpf_map_lookup_elem(r->pidnss, &p, &rec) ? 0 : rec.inum;
+}
+
+static void print_owner(const void *key, const void *value, void *ctx)
+{
+	const struct pidns_lsm_owner *rec = value;
+
+	(void)key;
+	printf("%s %u %llu owner pid:[%u]%s\n",
+	       rec->type < 3 ? ns_types[rec->type] : "?", rec->inum,
+	       (unsigned long long)rec->id, pidns_inum(ctx, rec->owner),
+	       rec->claimed ? " claimed" : "");
+}
+
+static void print_pidns(const void *key, const void *value, void *ctx)
+{
+	const struct pidns_lsm_pidns *p = value;
+
+	(void)key;
+	(void)ctx;
+	printf("pid %u %llu born %u\n", p->inum, (unsigned long long)p->id,
+	       p->born);
+}
+
+/* A member count whose namespace has no record is an "orphan" */
+static void print_member(const void *key, const void *value, void *ctx)
+{
+	const struct pidns_lsm_member *mk = key;
+	const __u64 *n = value;
+	const struct records *r = ctx;
+	struct pidns_lsm_owner rec;
+	__u32 inum;
+
+	if (bpf_map_lookup_elem(r->owners, &mk->ns, &rec)) {
+		printf("orphan member count %llu\n", (unsigned long long)*n);
+		return;
+	}
+	/* A PID namespace without a record: the initial one */
+	inum = pidns_inum(r, mk->pidns);
+	printf("count %s %u under pid:[%u] %llu\n",
+	       rec.type < 3 ? ns_types[rec.type] : "?", rec.inum,
+	       inum ? inum : PROC_PID_INIT_INO, (unsigned long long)*n);
 }
 
 /*
  * One line per record: "TYPE INODE ID" and, for a mount, IPC or network
  * namespace, its owner ("pid:[INODE]", claimed or not); for a PID
- * namespace, the mode it was made in.
+ * namespace, the mode it was made in; then the member counts.
  */
 static int do_records(void)
 {
-	static const char *const types[] = { "mnt", "ipc", "net" };
-	struct pidns_lsm_owner rec;
-	struct pidns_lsm_pidns p;
-	__u64 key, next, *prev = NULL;
-	int fd = pinned_map("owners"), pfd = pinned_map("pidnss");
+	struct records r = { pinned_map("owners"), pinned_map("pidnss") };
+	int mfd = pinned_map("members");
 
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &rec))
-			continue;
-		if (!rec.owner)
-			p.inum = 0xEFFFFFFCU;	/* PROC_PID_INIT_INO */
-		else if (bpf_map_lookup_elem(pfd, &rec.owner, &p))
-			p.inum = 0;
-		printf("%s %u %llu owner pid:[%u]%s\n",
-		       rec.type < 3 ? types[rec.type] : "?", rec.inum,
-		       (unsigned long long)rec.id, p.inum,
-		       rec.claimed ? " claimed" : "");
-	}
-	prev = NULL;
-	while (bpf_map_get_next_key(pfd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(pfd, &key, &p))
-			continue;
-		printf("pid %u %llu born %u\n", p.inum,
-		       (unsigned long long)p.id, p.born);
-	}
-	/* A member count whose namespace has no record is "orphan" */
-	{
-		struct pidns_lsm_member mk, mnext, *mprev = NULL;
-		int mfd = pinned_map("members");
-		__u64 n;
-
-		while (bpf_map_get_next_key(mfd, mprev, &mnext) == 0) {
-			mk = mnext;
-			mprev = &mk;
-			if (bpf_map_lookup_elem(mfd, &mk, &n))
-				continue;
-			if (bpf_map_lookup_elem(fd, &mk.ns, &rec)) {
-				printf("orphan member count %llu\n",
-				       (unsigned long long)n);
-				continue;
-			}
-			/* not in the map: the initial PID namespace */
-			if (bpf_map_lookup_elem(pfd, &mk.pidns, &p))
-				p.inum = 0xEFFFFFFCU;
-			printf("count %s %u under pid:[%u] %llu\n",
-			       rec.type < 3 ? types[rec.type] : "?", rec.inum,
-			       p.inum, (unsigned long long)n);
-		}
-		close(mfd);
-	}
-	close(fd);
-	close(pfd);
+	map_each(r.owners, sizeof(struct pidns_lsm_owner), print_owner, &r);
+	map_each(r.pidnss, sizeof(struct pidns_lsm_pidns), print_pidns, &r);
+	map_each(mfd, sizeof(__u64), print_member, &r);
+	close(mfd);
+	close(r.owners);
+	close(r.pidnss);
 	return EXIT_SUCCESS;
 }
 

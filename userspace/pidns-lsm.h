@@ -8,6 +8,9 @@
 
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
+
+/* The initial PID namespace's inode number (the kernel's, not in uapi) */
+#define PROC_PID_INIT_INO	0xEFFFFFFCU
 #endif
 
 /* Where the loader pins the maps and links (bpffs) */

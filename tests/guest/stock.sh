@@ -156,16 +156,23 @@ live_ns() {
 }
 # A member count names its namespace ("count TYPE INODE ..."); an
 # "orphan" one has lost it.
+# A failure of "records" is one too.
 stale() {
-	"$lsm" records | awk '$1 == "count" { print $2, $3; next }
-		$1 == "orphan" { print "orphan", NR; next } { print $1, $2 }' |
+	"$lsm" records >/tmp/records.txt || echo "pidns-lsm records failed"
+	awk '$1 == "count" { print $2, $3; next }
+		$1 == "orphan" { print "orphan", NR; next } { print $1, $2 }' /tmp/records.txt |
 		sort -u | comm -23 - <(live_ns)
 }
+# And a namespace that lives keeps its record: one held for the check.
+/usr/bin/unshare --net sleep 60 &
+keeper=$!
 sleep 1	# a PID namespace's record ends after an RCU grace period
+keep=$(readlink /proc/$keeper/ns/net | sed 's/^net:\[\(.*\)\]$/\1/')
 left=$(stale)
 [ -n "$left" ] && sleep 5 && left=$(stale)
-[ -z "$left" ]
-tap $? "no record outlives its namespace ($("$lsm" records | wc -l) records, $(echo "$left" | grep -c .) of no namespace that exists)"
+[ -z "$left" ] && grep -q "^net $keep " /tmp/records.txt
+tap $? "no record outlives its namespace, and a live one's is there ($(wc -l </tmp/records.txt) records, $(echo "$left" | grep -c .) of no namespace that exists, net:[$keep] $(grep -c "^net $keep " /tmp/records.txt))"
+kill $keeper; wait $keeper 2>/dev/null
 if [ -n "$left" ]; then
 	"$lsm" records | grep -F -f <(printf '%s\n' "$left" | sed 's/$/ /') | head -20 | sed 's/^/# stale: /'
 	echo "# live: $(live_ns | awk '{ print $1 }' | sort | uniq -c | tr '\n' ' ')"
