@@ -41,6 +41,7 @@ enum {
 	PIDNS_LSM_LOST = PIDNS_LSM_NCALLS * 2,	/* events the ring buffer lost */
 	PIDNS_LSM_UNCOUNTED,	/* members a full map could not count */
 	PIDNS_LSM_RETARGETED,	/* setns() installing other than was judged */
+	PIDNS_LSM_CONTENDED,	/* member counts read again: they changed */
 	PIDNS_LSM_NSTATS
 };
 
@@ -57,6 +58,8 @@ struct pidns_lsm_owner {
 	__u32 uncounted;	/* a member could not be counted: no claim */
 	__u32 type;		/* 0 mnt, 1 ipc, 2 net */
 	__u32 inum;		/* its inode number, for pidns-lsm's readers */
+	__u32 busy;		/* member counts being changed, and how often */
+	__u32 gen;		/* they were: what a claim reads them against */
 	__u32 unused;
 };
 

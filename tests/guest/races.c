@@ -20,6 +20,15 @@
  *    namespace before it has a PID 1 would both see the window. The case
  *    shows that the kernel lets no second task have such a namespace for
  *    its children (no window to hit: it fails where a kernel would).
+ *  - outsider: a claim asks whether a namespace has a member outside the
+ *    claimer's PID namespace from two member counts (under the initial
+ *    PID namespace and under the claimer's), which other CPUs change as
+ *    nsproxies holding it are made and freed. A host task sits in a
+ *    network namespace (the outsider); a task of a container, let in
+ *    while the mode was 1, makes a new nsproxy with it as fast as it can
+ *    (unshare(CLONE_NEWUTS)); in stage mode, another task of the
+ *    container tries to enter it, which the outsider must always refuse.
+ *    Needs two CPUs: the programs are not preempted.
  *
  * Run by tests/guest/stock.sh with pidns-lsm attached. TAP on stdout.
  */
@@ -253,6 +262,106 @@ static void init_race(void)
 		 st);
 }
 
+/* The container's two tasks, and what they saw */
+struct outsider_state {
+	int stop, in, err;
+	long tries, refused, entered, unshares;
+	double secs;
+};
+
+static void outsider(void)
+{
+	struct outsider_state *o = shared_alloc(sizeof(*o));
+	long hits0 = pidns_lsm_stat(PIDNS_LSM_CONTENDED), hits;
+	int cpus = (int)sysconf(_SC_NPROCESSORS_ONLN), ns_fd, st;
+	pid_t host, init;
+	char path[64];
+
+	if (cpus < 2) {
+		tap_case(0, "outsider: needs two CPUs, the guest has %d", cpus);
+		return;
+	}
+	set_mode(1);
+	/* The outsider: a host task in its own network namespace */
+	host = fork();
+	if (host == 0) {
+		if (unshare(CLONE_NEWNET))
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	usleep(200000);
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", host);
+	ns_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (ns_fd < 0) {
+		tap_case(0, "outsider: %s: %s", path, strerror(errno));
+		kill(host, SIGKILL);
+		return;
+	}
+	init = raw_clone(false, CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC |
+			 CLONE_NEWNET);
+	if (init == 0) {
+		double start, end;
+		pid_t churn;
+
+		/* The insider: in the namespace, and making nsproxies */
+		churn = fork();
+		if (churn == 0) {
+			if (setns(ns_fd, CLONE_NEWNET)) {
+				o->err = errno;
+				_exit(1);
+			}
+			__atomic_store_n(&o->in, 1, __ATOMIC_SEQ_CST);
+			while (!__atomic_load_n(&o->stop, __ATOMIC_SEQ_CST)) {
+				if (unshare(CLONE_NEWUTS))
+					_exit(2);
+				o->unshares++;
+			}
+			_exit(0);
+		}
+		while (!__atomic_load_n(&o->in, __ATOMIC_SEQ_CST) && !o->err)
+			usleep(1000);
+		/* Stage mode, set by the parent once the insider is in */
+		while (__atomic_load_n(&o->in, __ATOMIC_SEQ_CST) != 2)
+			usleep(1000);
+		start = now();
+		end = start + SECS;
+		while (now() < end) {
+			o->tries++;
+			if (setns(ns_fd, CLONE_NEWNET)) {
+				o->refused++;
+			} else {
+				o->entered++;
+				break;
+			}
+			if (!(o->tries % 64) &&
+			    pidns_lsm_stat(PIDNS_LSM_CONTENDED) - hits0 >= 3)
+				break;
+		}
+		o->secs = now() - start;
+		__atomic_store_n(&o->stop, 1, __ATOMIC_SEQ_CST);
+		wait_status(churn);
+		_exit(0);
+	}
+	while (!__atomic_load_n(&o->in, __ATOMIC_SEQ_CST) && !o->err)
+		usleep(1000);
+	set_mode(3);
+	__atomic_store_n(&o->in, 2, __ATOMIC_SEQ_CST);
+	st = wait_status(init);
+	kill(host, SIGKILL);
+	waitpid(host, NULL, 0);
+	close(ns_fd);
+	hits = pidns_lsm_stat(PIDNS_LSM_CONTENDED) - hits0;
+	tap_diag("outsider: %ld tries in %.1f s on %d CPUs: %ld refused, %ld entered, while the insider made %ld nsproxies; %ld reads of the member counts changed under them",
+		 o->tries, o->secs, cpus, o->refused, o->entered, o->unshares, hits);
+	tap_case(st == 0 && !o->err && o->entered == 0 && o->tries > 0,
+		 "outsider: stage mode: a container's task never enters a network namespace that a host task is in, however fast another task of the container makes nsproxies with it (%ld times it did, exit %d, error %s)",
+		 o->entered, st, strerror(o->err));
+	tap_case(hits > 0,
+		 "outsider: the race hit its window: the member counts changed while a claim read them %ld times",
+		 hits);
+}
+
 int main(void)
 {
 	printf("TAP version 13\n");
@@ -263,6 +372,7 @@ int main(void)
 	set_mode(3);
 	retarget();
 	init_race();
+	outsider();
 	set_mode(1);
 	tap_plan_end();
 	return tap_failed ? 1 : 0;

@@ -177,6 +177,7 @@ if [ -n "$left" ]; then
 	"$lsm" records | grep -F -f <(printf '%s\n' "$left" | sed 's/$/ /') | head -20 | sed 's/^/# stale: /'
 	echo "# live: $(live_ns | awk '{ print $1 }' | sort | uniq -c | tr '\n' ' ')"
 fi
+sed 's/^/# records: /' /tmp/records.txt | head -40
 
 kill "$follower"
 wait "$follower"
