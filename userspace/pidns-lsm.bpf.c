@@ -392,6 +392,32 @@ __noinline __u64 members_under(__u64 ns, __u64 pidns)
 	return v ? *v : 0;
 }
 
+/*
+ * Count one nsproxy holding @ns, with @pidc for its children, in (@d 1) or
+ * out (-1), under @pidc and every PID namespace above it. The record's
+ * busy and gen tell a claim reading the counts (has_outsider()) that they
+ * changed under it: a half-done change can show, under the claimer's PID
+ * namespace, a member that the initial one's count does not have yet.
+ */
+__noinline int members_change(__u64 ns, __u64 pidc, long d)
+{
+	struct owner_rec *o = bpf_map_lookup_elem(&owners, &ns);
+	__u64 p = pidc;
+	int i;
+
+	if (o)
+		__sync_fetch_and_add(&o->busy, 1);
+	for (i = 0; i < MAX_LEVEL && p; i++) {
+		member_add(ns, p, d);
+		p = pid_parent(p);
+	}
+	if (o) {
+		__sync_fetch_and_add(&o->gen, 1);
+		__sync_fetch_and_sub(&o->busy, 1);
+	}
+	return 0;
+}
+
 /* Record a namespace seen for the first time (owner: the initial PID ns) */
 __noinline int owner_seen(__u64 ns, int type)
 {
@@ -413,9 +439,9 @@ __noinline int owner_seen(__u64 ns, int type)
 __noinline int nsp_add(__u64 nsp)
 {
 	struct nsp_rec rec = {};
-	__u64 ns[T_NR], p;
-	int t, i;
+	__u64 ns[T_NR];
 	long err;
+	int t;
 
 	if (!nsp)
 		return 0;
@@ -449,11 +475,7 @@ __noinline int nsp_add(__u64 nsp)
 		if (!rec.ns[t])
 			continue;
 		owner_seen(rec.ns[t], t);
-		p = rec.pidc;
-		for (i = 0; i < MAX_LEVEL && p; i++) {
-			member_add(rec.ns[t], p, 1);
-			p = pid_parent(p);
-		}
+		members_change(rec.ns[t], rec.pidc, 1);
 	}
 	return 0;
 }
@@ -461,34 +483,46 @@ __noinline int nsp_add(__u64 nsp)
 __noinline int nsp_del(__u64 nsp)
 {
 	struct nsp_rec *r = bpf_map_lookup_elem(&nsps, &nsp), rec;
-	__u64 p;
-	int t, i;
+	int t;
 
 	if (!r)
 		return 0;
 	rec = *r;
 	if (bpf_map_delete_elem(&nsps, &nsp))
 		return 0;
-	for (t = 0; t < T_NR; t++) {
-		if (!rec.ns[t])
-			continue;
-		p = rec.pidc;
-		for (i = 0; i < MAX_LEVEL && p; i++) {
-			member_add(rec.ns[t], p, -1);
-			p = pid_parent(p);
-		}
-	}
+	for (t = 0; t < T_NR; t++)
+		if (rec.ns[t])
+			members_change(rec.ns[t], rec.pidc, -1);
 	return 0;
 }
 
-/* Whether a task outside @p, not a builder of it, is a member of @ns */
+/*
+ * Whether a task outside @p, not a builder of it, is a member of @ns: the
+ * two counts, read while no change of them was under way or ended (a
+ * few tries, then yes: a claim refused, never one allowed on counts that
+ * were changing).
+ */
 __noinline int has_outsider(__u64 p, __u64 ns)
 {
 	struct owner_rec *rec = bpf_map_lookup_elem(&owners, &ns);
+	__u64 all, mine;
+	__u32 gen;
+	int i;
 
 	if (!rec || rec->uncounted)
 		return 1;
-	return members_under(ns, INIT_PID) != members_under(ns, p);
+	for (i = 0; i < 4; i++) {
+		gen = __sync_fetch_and_add(&rec->gen, 0);
+		if (__sync_fetch_and_add(&rec->busy, 0) == 0) {
+			all = members_under(ns, INIT_PID);
+			mine = members_under(ns, p);
+			if (__sync_fetch_and_add(&rec->busy, 0) == 0 &&
+			    __sync_fetch_and_add(&rec->gen, 0) == gen)
+				return all != mine;
+		}
+		count(PIDNS_LSM_CONTENDED);
+	}
+	return 1;
 }
 
 enum { CLAIM_NO, CLAIM_YES, CLAIM_OWNED };

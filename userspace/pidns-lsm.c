@@ -270,6 +270,7 @@ static int do_stats(void)
 	printf("lost %llu\n", (unsigned long long)v[PIDNS_LSM_LOST]);
 	printf("uncounted %llu\n", (unsigned long long)v[PIDNS_LSM_UNCOUNTED]);
 	printf("retargeted %llu\n", (unsigned long long)v[PIDNS_LSM_RETARGETED]);
+	printf("contended %llu\n", (unsigned long long)v[PIDNS_LSM_CONTENDED]);
 	close(fd);
 	return EXIT_SUCCESS;
 }
