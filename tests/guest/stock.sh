@@ -178,6 +178,10 @@ if [ -n "$left" ]; then
 	echo "# live: $(live_ns | awk '{ print $1 }' | sort | uniq -c | tr '\n' ' ')"
 fi
 sed 's/^/# records: /' /tmp/records.txt | head -40
+grep -q "^net $keep " /tmp/records.txt || {
+	"$lsm" stats | sed 's/^/# stats: /'
+	echo "# keeper: $(readlink /proc/$keeper/ns/net) $(cat /proc/$keeper/comm 2>&1)"
+}
 
 kill "$follower"
 wait "$follower"
