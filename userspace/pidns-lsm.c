@@ -118,9 +118,12 @@ static void print_prog(int prog_fd, const char *prefix)
 
 	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len))
 		return;
-	printf("%sprogram %s: id %u, %u instructions, verifier processed %u\n",
-	       prefix, info.name, info.id, info.xlated_prog_len / 8,
-	       info.verified_insns);
+	/* recursion_misses: runs skipped, the program already running on
+	 * that CPU (what it keeps would then miss a change) */
+	printf("%sprogram %s: id %u, %u instructions, verifier processed %u, "
+	       "%llu runs skipped\n", prefix, info.name, info.id,
+	       info.xlated_prog_len / 8, info.verified_insns,
+	       (unsigned long long)info.recursion_misses);
 }
 
 /* Load @prog only if the kernel has the function @fn it attaches to */

@@ -164,7 +164,7 @@ stale() {
 		sort -u | comm -23 - <(live_ns)
 }
 # And a namespace that lives keeps its record: one held for the check.
-/usr/bin/unshare --net sleep 60 &
+/usr/bin/unshare --net sleep infinity &
 keeper=$!
 sleep 1	# a PID namespace's record ends after an RCU grace period
 keep=$(readlink /proc/$keeper/ns/net | sed 's/^net:\[\(.*\)\]$/\1/')
@@ -180,7 +180,8 @@ fi
 sed 's/^/# records: /' /tmp/records.txt | head -40
 grep -q "^net $keep " /tmp/records.txt || {
 	"$lsm" stats | sed 's/^/# stats: /'
-	echo "# keeper: $(readlink /proc/$keeper/ns/net) $(cat /proc/$keeper/comm 2>&1)"
+	echo "# keeper: $(readlink /proc/$keeper/ns/net) $(cat /proc/$keeper/comm 2>&1); read again: $("$lsm" records | grep -c "^net $keep ") records of it"
+	"$lsm" status | sed 's/^/# status: /' 
 }
 
 kill "$follower"
