@@ -82,8 +82,11 @@ static void retarget(void)
 	ino_t host_ino = ino_of("/proc/self/ns/net");
 	int ready[2], go[2], pidfd, st;
 	pid_t mover, init;
-	if (host_net < 0 || pipe(ready) || pipe(go))
+
+	if (host_net < 0 || pipe(ready) || pipe(go)) {
 		tap_case(0, "retarget: setup: %s", strerror(errno));
+		return;
+	}
 	/*
 	 * The mover, first: a host task that moves between the container's
 	 * network namespace and the host's as soon as it knows the container
