@@ -353,6 +353,15 @@ int pidns_mode_write(const char *value)
 	return bpf_elem("pidns_config", 0, &c, 1);
 }
 
+long pidns_lsm_stat(unsigned int idx)
+{
+	uint64_t count;
+
+	if (idx >= PIDNS_LSM_NSTATS || bpf_elem("stats", idx, &count, 0))
+		return -1;
+	return (long)count;
+}
+
 long pidns_stats_read(const char *call, const char *verdict)
 {
 	static const char *const calls[] = {
@@ -361,7 +370,6 @@ long pidns_stats_read(const char *call, const char *verdict)
 	FILE *f = fopen("/proc/sys/kernel/pidns_coupling_stats", "re");
 	char c[16], v[16];
 	long n, found = -1;
-	uint64_t count;
 	uint32_t i;
 
 	if (f) {
@@ -373,21 +381,8 @@ long pidns_stats_read(const char *call, const char *verdict)
 	}
 	for (i = 0; i < PIDNS_LSM_NCALLS; i++)
 		if (!strcmp(calls[i], call))
-			break;
-	if (i == PIDNS_LSM_NCALLS || bpf_elem("stats", i * 2 +
-					      !strcmp(verdict, "refused"),
-					      &count, 0))
-		return -1;
-	return (long)count;
-}
-
-long pidns_lsm_stat(unsigned int idx)
-{
-	uint64_t count;
-
-	if (idx >= PIDNS_LSM_NSTATS || bpf_elem("stats", idx, &count, 0))
-		return -1;
-	return (long)count;
+			return pidns_lsm_stat(i * 2 + !strcmp(verdict, "refused"));
+	return -1;
 }
 
 int pidns_mode_read(void)

@@ -172,17 +172,18 @@ left=$(stale)
 [ -n "$left" ] && sleep 5 && left=$(stale)
 [ -z "$left" ] && grep -q "^net $keep " /tmp/records.txt
 tap $? "no record outlives its namespace, and a live one's is there ($(wc -l </tmp/records.txt) records, $(echo "$left" | grep -c .) of no namespace that exists, net:[$keep] $(grep -c "^net $keep " /tmp/records.txt))"
-kill $keeper; wait $keeper 2>/dev/null
 if [ -n "$left" ]; then
-	"$lsm" records | grep -F -f <(printf '%s\n' "$left" | sed 's/$/ /') | head -20 | sed 's/^/# stale: /'
+	grep -F -f <(printf '%s\n' "$left" | sed 's/$/ /') /tmp/records.txt | head -20 | sed 's/^/# stale: /'
 	echo "# live: $(live_ns | awk '{ print $1 }' | sort | uniq -c | tr '\n' ' ')"
 fi
 sed 's/^/# records: /' /tmp/records.txt | head -40
+# While its holder still runs: whether it does, and a second reading
 grep -q "^net $keep " /tmp/records.txt || {
 	"$lsm" stats | sed 's/^/# stats: /'
 	echo "# keeper: $(readlink /proc/$keeper/ns/net) $(cat /proc/$keeper/comm 2>&1); read again: $("$lsm" records | grep -c "^net $keep ") records of it"
-	"$lsm" status | sed 's/^/# status: /' 
+	"$lsm" status | sed 's/^/# status: /'
 }
+kill $keeper; wait $keeper 2>/dev/null
 
 kill "$follower"
 wait "$follower"
