@@ -219,27 +219,50 @@ static int do_attach(int mode)
 	return EXIT_SUCCESS;
 }
 
+/*
+ * Unpinning a link does not detach it: 6.12 releases it from a
+ * workqueue, one trampoline update after another, seconds later under
+ * TCG, and until then the programs still attached judge with the state
+ * the detached ones no longer keep. So the mode goes to 0 first, and
+ * detach returns only when every program is gone (its id freed: no
+ * trampoline calls it any more).
+ */
+#define DETACH_WAIT_MS	60000
+
 static int do_detach(void)
 {
 	static const char *const maps[] = {
 		"pidns_config", "stats", "events", "owners", "pidnss", "nsps",
 		"members",
 	};
+	__u32 progs[64];
 	char path[512];
 	struct dirent *de;
 	DIR *d = opendir(PIN_LINKS);
 	size_t i;
-	int n = 0;
+	int n = 0, left, ms, fd;
 
 	if (!d)
 		err(EXIT_FAILURE, "%s (is pidns-lsm attached?)", PIN_LINKS);
+	fd = pinned_map("pidns_config");
+	set_mode(fd, 0);
+	close(fd);
 	while ((de = readdir(d))) {
+		struct bpf_link_info info = {};
+		__u32 len = sizeof(info);
+
 		if (de->d_name[0] == '.')
 			continue;
+		if (n == (int)(sizeof(progs) / sizeof(progs[0])))
+			errx(EXIT_FAILURE, "more links in %s than %d", PIN_LINKS, n);
 		snprintf(path, sizeof(path), "%s/%s", PIN_LINKS, de->d_name);
+		fd = bpf_obj_get(path);
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+			err(EXIT_FAILURE, "%s", path);
+		close(fd);
+		progs[n++] = info.prog_id;
 		if (unlink(path))
 			err(EXIT_FAILURE, "unlink %s", path);
-		n++;
 	}
 	closedir(d);
 	if (rmdir(PIN_LINKS))
@@ -251,7 +274,26 @@ static int do_detach(void)
 	}
 	if (rmdir(PIDNS_LSM_PIN))
 		err(EXIT_FAILURE, "rmdir %s", PIDNS_LSM_PIN);
-	printf("detached: %d links unpinned\n", n);
+	for (ms = 0;; ms += 10) {
+		left = 0;
+		for (i = 0; i < (size_t)n; i++) {
+			fd = bpf_prog_get_fd_by_id(progs[i]);
+			if (fd >= 0) {
+				close(fd);
+				left++;
+			} else if (errno != ENOENT) {
+				err(EXIT_FAILURE, "program %u", progs[i]);
+			}
+		}
+		if (!left)
+			break;
+		if (ms >= DETACH_WAIT_MS)
+			errx(EXIT_FAILURE, "%d of %d programs still loaded after %d s",
+			     left, n, DETACH_WAIT_MS / 1000);
+		usleep(10000);
+	}
+	printf("detached: %d links unpinned, every program gone after %d ms\n",
+	       n, ms);
 	return EXIT_SUCCESS;
 }
 
