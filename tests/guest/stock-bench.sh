@@ -20,10 +20,11 @@ measure() {
 	"$bin/bench" base 1 "$ms" |
 		sed -n "s/^\(fork\|clone3\|exec\) base /\1 $1 /p"
 }
-# Each followed by 2 s of an idle guest: a detach frees its maps and
-# trampolines after RCU grace periods, and that work, counted in the
-# guest's instructions, fell into the next measure (clone3() detached
-# 8% dearer than attached on 6.12, in the four rounds after a detach).
+# Each followed by 2 s of an idle guest (no cost under -icount with
+# sleep=off), so that what the kernel frees after a grace period is not
+# counted in the next measure. detach returns when no program runs: before
+# it waited, 6.12's "detached" rounds ran with programs still attached
+# (clone3() 8% dearer than attached in four of five rounds).
 on() { "$lsm" attach --mode 3 >/dev/null || echo "# attach failed"; sleep 2; }
 off() { "$lsm" detach >/dev/null || echo "# detach failed"; sleep 2; }
 for r in $(seq "$rounds"); do
