@@ -220,6 +220,53 @@ static int do_attach(int mode)
 }
 
 /*
+ * Call @fn with the path of each link pinned in PIN_LINKS and the id of
+ * the program it attaches.
+ */
+static void link_each(void (*fn)(const char *path, __u32 prog_id, void *ctx),
+		      void *ctx)
+{
+	char path[512];
+	struct dirent *de;
+	DIR *d = opendir(PIN_LINKS);
+	int fd;
+
+	if (!d)
+		err(EXIT_FAILURE, "%s (is pidns-lsm attached?)", PIN_LINKS);
+	while ((de = readdir(d))) {
+		struct bpf_link_info info = {};
+		__u32 len = sizeof(info);
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", PIN_LINKS, de->d_name);
+		fd = bpf_obj_get(path);
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+			err(EXIT_FAILURE, "%s", path);
+		close(fd);
+		fn(path, info.prog_id, ctx);
+	}
+	closedir(d);
+}
+
+struct detached {
+	__u32 progs[64];
+	int n;
+};
+
+/* Unpin a link, keeping its program's id to wait for */
+static void unpin_link(const char *path, __u32 prog_id, void *ctx)
+{
+	struct detached *dt = ctx;
+
+	if (dt->n == (int)(sizeof(dt->progs) / sizeof(dt->progs[0])))
+		errx(EXIT_FAILURE, "more links in %s than %d", PIN_LINKS, dt->n);
+	dt->progs[dt->n++] = prog_id;
+	if (unlink(path))
+		err(EXIT_FAILURE, "unlink %s", path);
+}
+
+/*
  * Unpinning a link does not detach it: 6.12 releases it from a
  * workqueue, one trampoline update after another, seconds later under
  * TCG, and until then the programs still attached judge with the state
@@ -235,36 +282,17 @@ static int do_detach(void)
 		"pidns_config", "stats", "events", "owners", "pidnss", "nsps",
 		"members",
 	};
-	__u32 progs[64];
+	struct detached dt = { .n = 0 };
 	char path[512];
-	struct dirent *de;
-	DIR *d = opendir(PIN_LINKS);
 	size_t i;
-	int n = 0, left, ms, fd;
+	int left, ms, fd;
 
-	if (!d)
+	if (access(PIN_LINKS, F_OK))
 		err(EXIT_FAILURE, "%s (is pidns-lsm attached?)", PIN_LINKS);
 	fd = pinned_map("pidns_config");
 	set_mode(fd, 0);
 	close(fd);
-	while ((de = readdir(d))) {
-		struct bpf_link_info info = {};
-		__u32 len = sizeof(info);
-
-		if (de->d_name[0] == '.')
-			continue;
-		if (n == (int)(sizeof(progs) / sizeof(progs[0])))
-			errx(EXIT_FAILURE, "more links in %s than %d", PIN_LINKS, n);
-		snprintf(path, sizeof(path), "%s/%s", PIN_LINKS, de->d_name);
-		fd = bpf_obj_get(path);
-		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
-			err(EXIT_FAILURE, "%s", path);
-		close(fd);
-		progs[n++] = info.prog_id;
-		if (unlink(path))
-			err(EXIT_FAILURE, "unlink %s", path);
-	}
-	closedir(d);
+	link_each(unpin_link, &dt);
 	if (rmdir(PIN_LINKS))
 		err(EXIT_FAILURE, "rmdir %s", PIN_LINKS);
 	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
@@ -276,24 +304,24 @@ static int do_detach(void)
 		err(EXIT_FAILURE, "rmdir %s", PIDNS_LSM_PIN);
 	for (ms = 0;; ms += 10) {
 		left = 0;
-		for (i = 0; i < (size_t)n; i++) {
-			fd = bpf_prog_get_fd_by_id(progs[i]);
+		for (i = 0; i < (size_t)dt.n; i++) {
+			fd = bpf_prog_get_fd_by_id(dt.progs[i]);
 			if (fd >= 0) {
 				close(fd);
 				left++;
 			} else if (errno != ENOENT) {
-				err(EXIT_FAILURE, "program %u", progs[i]);
+				err(EXIT_FAILURE, "program %u", dt.progs[i]);
 			}
 		}
 		if (!left)
 			break;
 		if (ms >= DETACH_WAIT_MS)
 			errx(EXIT_FAILURE, "%d of %d programs still loaded after %d s",
-			     left, n, DETACH_WAIT_MS / 1000);
+			     left, dt.n, DETACH_WAIT_MS / 1000);
 		usleep(10000);
 	}
 	printf("detached: %d links unpinned, every program gone after %d ms\n",
-	       n, ms);
+	       dt.n, ms);
 	return EXIT_SUCCESS;
 }
 
@@ -563,14 +591,23 @@ static int do_records(void)
 	return EXIT_SUCCESS;
 }
 
+/* A link's program, as status prints it */
+static void show_link(const char *path, __u32 prog_id, void *ctx)
+{
+	int fd = bpf_prog_get_fd_by_id(prog_id);
+
+	(void)ctx;
+	if (fd < 0)
+		err(EXIT_FAILURE, "%s: program %u", path, prog_id);
+	print_prog(fd, "  ");
+	close(fd);
+}
+
 static int do_status(void)
 {
-	char path[512];
-	struct dirent *de;
-	DIR *d = opendir(PIN_LINKS);
 	int fd;
 
-	if (!d) {
+	if (access(PIN_LINKS, F_OK)) {
 		printf("not attached\n");
 		return 3;
 	}
@@ -580,27 +617,7 @@ static int do_status(void)
 	printf("records: %lu namespaces, %lu PID namespaces, %lu nsproxies, "
 	       "%lu member counts\n", map_count("owners"), map_count("pidnss"),
 	       map_count("nsps"), map_count("members"));
-	while ((de = readdir(d))) {
-		struct bpf_link_info info = {};
-		__u32 len = sizeof(info);
-		int lfd, pfd;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", PIN_LINKS, de->d_name);
-		lfd = bpf_obj_get(path);
-		if (lfd < 0)
-			err(EXIT_FAILURE, "%s", path);
-		if (bpf_obj_get_info_by_fd(lfd, &info, &len) == 0) {
-			pfd = bpf_prog_get_fd_by_id(info.prog_id);
-			if (pfd >= 0) {
-				print_prog(pfd, "  ");
-				close(pfd);
-			}
-		}
-		close(lfd);
-	}
-	closedir(d);
+	link_each(show_link, NULL);
 	return EXIT_SUCCESS;
 }
 
