@@ -14,6 +14,12 @@
  *    task that moves between the container's own network namespace (which
  *    the init may enter) and the host's (which it may not) as fast as it
  *    can. Stage mode: the init never ends up in the host's.
+ *  - fdswap: setns(fd) is judged at its entry on the namespace the
+ *    descriptor names then; the kernel looks the descriptor up after.
+ *    A container's init enters, through one descriptor number, its own
+ *    network namespace while a task sharing its descriptor table points
+ *    that number at its own and at the host's network namespace in turn
+ *    (dup2()). Stage mode: the init never ends up in the host's.
  *  - init: in stage mode the fork that gives a new PID namespace its init
  *    keeps the host's namespaces until the init's execve(); task_alloc,
  *    where that is decided, runs before alloc_pid(), so two forks into the
@@ -67,16 +73,53 @@ static double now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* What the container's init counted, for the parent */
-struct retarget_result {
+/* What a container's init counted entering a netns, for the parent */
+struct enter_result {
 	long tries, own, refused, host, other;
 	double secs;
 	int err;
 };
 
+/*
+ * In a container's init (stage mode): setns(@fd, CLONE_NEWNET) for SECS
+ * seconds, counting where each call leaves it, back to its own netns
+ * (@own) after any other; stop at the first that leaves it in another,
+ * or once the programs have counted 3 retargeted installs since @hits0.
+ */
+static void enter_loop(struct enter_result *r, int fd, int own,
+		       ino_t host_ino, long hits0)
+{
+	ino_t own_ino = ino_of("/proc/self/ns/net"), ino;
+	double start = now(), end = start + SECS;
+
+	while (now() < end) {
+		if (r->tries && !(r->tries % 64) &&
+		    pidns_lsm_stat(PIDNS_LSM_RETARGETED) - hits0 >= 3)
+			break;
+		r->tries++;
+		if (setns(fd, CLONE_NEWNET)) {
+			r->refused++;
+			continue;
+		}
+		ino = ino_of("/proc/self/ns/net");
+		if (ino == own_ino) {
+			r->own++;
+			continue;
+		}
+		if (ino == host_ino)
+			r->host++;
+		else
+			r->other++;
+		if (setns(own, CLONE_NEWNET))
+			r->err = errno;
+		break;
+	}
+	r->secs = now() - start;
+}
+
 static void retarget(void)
 {
-	struct retarget_result *r = shared_alloc(sizeof(*r));
+	struct enter_result *r = shared_alloc(sizeof(*r));
 	int host_net = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
 	long hits0 = pidns_lsm_stat(PIDNS_LSM_RETARGETED), hits;
 	ino_t host_ino = ino_of("/proc/self/ns/net");
@@ -115,43 +158,14 @@ static void retarget(void)
 			 CLONE_NEWNET);
 	if (init == 0) {
 		int own = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-		ino_t own_ino = ino_of("/proc/self/ns/net"), ino;
-		double start, end;
 		char c;
 
 		if (read(ready[0], &c, 1) != 1 || own < 0) {
 			r->err = errno ? errno : EIO;
 			_exit(1);
 		}
-		start = now();
-		end = start + SECS;
-		while (now() < end) {
-			r->tries++;
-			if (setns(pidfd, CLONE_NEWNET)) {
-				r->refused++;
-				continue;
-			}
-			ino = ino_of("/proc/self/ns/net");
-			if (ino == own_ino) {
-				r->own++;
-			} else {
-				if (ino == host_ino)
-					r->host++;
-				else
-					r->other++;
-				if (setns(own, CLONE_NEWNET)) {
-					r->err = errno;
-					_exit(1);
-				}
-			}
-			if (r->host || r->other)
-				break;
-			if (!(r->tries % 64) &&
-			    pidns_lsm_stat(PIDNS_LSM_RETARGETED) - hits0 >= 3)
-				break;
-		}
-		r->secs = now() - start;
-		_exit(0);
+		enter_loop(r, pidfd, own, host_ino, hits0);
+		_exit(r->err ? 1 : 0);
 	}
 	if (init < 0) {
 		tap_case(0, "retarget: clone the container: %s", strerror(errno));
@@ -178,6 +192,66 @@ static void retarget(void)
 	close(go[0]);
 	close(go[1]);
 	close(pidfd);
+}
+
+static void fdswap(void)
+{
+	struct enter_result *r = shared_alloc(sizeof(*r));
+	int host_net = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	long hits0 = pidns_lsm_stat(PIDNS_LSM_RETARGETED), hits;
+	ino_t host_ino = ino_of("/proc/self/ns/net");
+	pid_t init;
+	int st;
+
+	if (host_net < 0) {
+		tap_case(0, "fdswap: setup: %s", strerror(errno));
+		return;
+	}
+	init = raw_clone(false, CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC |
+			 CLONE_NEWNET);
+	if (init == 0) {
+		int own = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+		int slot = dup(own);
+		pid_t swapper;
+
+		if (own < 0 || slot < 0) {
+			r->err = errno;
+			_exit(1);
+		}
+		/* The swapper: a task of the container sharing the init's table */
+		swapper = (pid_t)syscall(SYS_clone, CLONE_FILES | SIGCHLD, 0,
+					 NULL, NULL, 0);
+		if (swapper == 0)
+			for (;;)
+				if (dup2(own, slot) < 0 ||
+				    dup2(host_net, slot) < 0)
+					_exit(2);
+		if (swapper < 0) {
+			r->err = errno;
+			_exit(1);
+		}
+		enter_loop(r, slot, own, host_ino, hits0);
+		kill(swapper, SIGKILL);
+		waitpid(swapper, NULL, 0);
+		_exit(r->err ? 1 : 0);
+	}
+	if (init < 0) {
+		tap_case(0, "fdswap: clone the container: %s", strerror(errno));
+		close(host_net);
+		return;
+	}
+	st = wait_status(init);
+	hits = pidns_lsm_stat(PIDNS_LSM_RETARGETED) - hits0;
+	tap_diag("fdswap: %ld tries in %.1f s: %ld into its own netns, %ld refused, %ld into the host's, %ld elsewhere; %ld setns() found a namespace other than the one judged",
+		 r->tries, r->secs, r->own, r->refused, r->host, r->other, hits);
+	tap_case(st == 0 && !r->err && r->host == 0 && r->other == 0 &&
+		 r->tries > 0,
+		 "fdswap: stage mode: a container's init whose descriptor another task points at the host's netns and back never ends up in the host's (%ld times it did, exit %d, error %s)",
+		 r->host, st, strerror(r->err));
+	tap_case(hits > 0,
+		 "fdswap: the race hit its window: the descriptor changed between the check and the kernel's lookup %ld times",
+		 hits);
+	close(host_net);
 }
 
 /*
@@ -374,6 +448,7 @@ int main(void)
 	}
 	set_mode(3);
 	retarget();
+	fdswap();
 	init_race();
 	outsider();
 	set_mode(1);
