@@ -491,6 +491,9 @@ stock_kernel() {
 	dpkg-deb -x "$dir"/linux-image-*.deb "$dir/pkg" || die "cannot unpack $pkg"
 	STOCK_KREL=$(ls "$dir/pkg/lib/modules" | head -1)
 	[ -f "$dir/pkg/boot/vmlinuz-$STOCK_KREL" ] || die "$pkg has no vmlinuz"
+	# The script is the source's: a run that built nothing
+	# (PIDNS_BUILT=1) may not have extracted it yet
+	[ -x "$SRC/scripts/extract-vmlinux" ] || extract_tree
 	"$SRC/scripts/extract-vmlinux" "$dir/pkg/boot/vmlinuz-$STOCK_KREL" >"$dir/vmlinux" ||
 		die "extract-vmlinux failed on $pkg"
 	echo "$STOCK_KREL" >"$dir/ok"
