@@ -207,7 +207,7 @@ run_cell() {
 	rm -f "$W/record"
 	# A bash of its own, so that a cell can be timed out: the functions
 	# and the variables they use go with it.
-	timeout -k 10 "${CELL_TIMEOUTS[$id]:-$CELL_TIMEOUT}" bash -c "$(declare -p W TARGET NSTYPES payload_text FP ROOT);
+	timeout -k 10 "${CELL_TIMEOUTS[$id]:-$CELL_TIMEOUT}" bash -c "$(declare -p W TARGET NSTYPES payload_text FP ROOT FIREFOX_PROCS);
 		$(declare -f); cell_$id" >"$out" 2>&1 </dev/null
 	st=$?
 	after=$(stats)
@@ -312,20 +312,28 @@ run_cell() {
 # A cell's own cleanup, bounded: a hung podman or lxc-stop must not stall
 # the boot.
 # After each mode: nothing a cell started outlives it into the next mode.
+# The patterns of pkill -f are anchored: the sweep's own command line
+# (and timeout's) holds their text, and "pkill -f firefox-esr" killed the
+# sweep half way, before k8s_unpin and Docker's containers.
+FIREFOX_PROCS='^(/usr/lib/firefox-esr/)?firefox-esr( |$)'
 sweep() {
+	rm -f "$W/swept"
 	timeout -k 5 180 bash -c "$(declare -f pm k8s_unpin); pm rm -af -t 0; pm pod rm -af
 		for c in \$(lxc-ls -1 2>/dev/null); do lxc-stop -k -n \$c; done
 		for rt in runc crun; do for c in \$(\$rt list -q 2>/dev/null); do \$rt delete -f \$c; done; done
 		pkill -KILL -f '^/usr/lib/chromium/'
-		pkill -KILL -f firefox-esr
+		pkill -KILL -f '$FIREFOX_PROCS'
 		pkill -KILL -u matrix
 		k8s_unpin
-		[ -S /run/docker.sock ] && /usr/bin/docker rm -f \$(/usr/bin/docker ps -aq)" >/dev/null 2>&1 </dev/null
+		[ -S /run/docker.sock ] && /usr/bin/docker rm -f \$(/usr/bin/docker ps -aq)
+		: >$W/swept" >/dev/null 2>&1 </dev/null
+	local st=$?
+	[ -f "$W/swept" ] || note "the sweep after mode $mode did not finish (status $st)"
 	return 0
 }
 cleanup_cell() {
 	[ "$(type -t "clean_$1")" = function ] || return 0
-	timeout -k 5 120 bash -c "$(declare -p W TARGET NSTYPES payload_text FP ROOT); $(declare -f); clean_$1" \
+	timeout -k 5 120 bash -c "$(declare -p W TARGET NSTYPES payload_text FP ROOT FIREFOX_PROCS); $(declare -f); clean_$1" \
 		>/dev/null 2>&1 </dev/null
 	return 0
 }
@@ -968,7 +976,7 @@ firefox_run() {
 	[ -s "$home/shot.png" ] || { echo "firefox: the page was not rendered (exit $st)"; rm -f "$W/record"; return 1; }
 	return $st
 }
-firefox_clean() { pkill -KILL -f -- firefox-esr; sleep 0.5; return 0; }
+firefox_clean() { pkill -KILL -f -- "$FIREFOX_PROCS"; sleep 0.5; return 0; }
 cell_firefox() { firefox_run; }
 clean_firefox() { firefox_clean; }
 
