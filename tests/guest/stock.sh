@@ -13,7 +13,7 @@
 #    suites of pidns.suites= ("none": none); the matrix groups of
 #    pidns.matrix=, against docs/compatibility.md's column for the BPF
 #    form; before them, AppArmor's profiles loaded as Debian's boot loads
-#    them;
+#    them (with systemd as PID 1, for the pods group, after its boot);
 #  - after them, that no record of the programs outlives its namespace.
 . "$PIDNS_TOP/tests/guest/tap.sh"
 echo "TAP version 13"
@@ -24,6 +24,14 @@ report=$top/build/meson/userspace/pidns-report
 arg() { tr ' ' '\n' </proc/cmdline | sed -n "s/^$1=//p" | tail -1; }
 kver=$(arg pidns.kver)
 echo "# $(uname -r) ($(uname -v)); root: $(. /etc/os-release; echo "$PRETTY_NAME")"
+# With systemd as PID 1 (the matrix's pods group): the boot first, as
+# Debian's runs before any container (apparmor.service among it).
+if [ -d /run/systemd/system ]; then
+	state=$(timeout 600 systemctl is-system-running --wait 2>&1)
+	tap "$([ "$state" = running ]; echo $?)" "systemd's boot completes: systemctl is-system-running says $state"
+	[ "$state" = running ] ||
+		systemctl list-units --failed --no-legend --plain --no-pager | sed 's/^/# failed: /'
+fi
 case $(uname -r) in
 "$kver".*) tap 0 "the kernel is Debian's $kver: $(uname -r)" ;;
 *) tap 1 "the kernel is Debian's $kver: $(uname -r)" ;;
