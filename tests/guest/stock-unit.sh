@@ -14,10 +14,7 @@ top=$PIDNS_TOP
 lsm=$top/build/meson/userspace/pidns-lsm
 echo "# $(uname -r); $(systemctl --version | head -1); $(. /etc/os-release; echo "$PRETTY_NAME")"
 
-state=$(timeout 600 systemctl is-system-running --wait 2>&1)
-tap "$([ "$state" = running ]; echo $?)" "the boot completes: systemctl is-system-running says $state"
-[ "$state" = running ] ||
-	systemctl list-units --failed --no-legend --plain --no-pager | sed 's/^/# failed: /'
+booted
 check "systemd has mounted the BPF filesystem on /sys/fs/bpf" -- \
 	sh -c "findmnt -n -t bpf /sys/fs/bpf >/dev/null"
 

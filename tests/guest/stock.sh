@@ -26,12 +26,7 @@ kver=$(arg pidns.kver)
 echo "# $(uname -r) ($(uname -v)); root: $(. /etc/os-release; echo "$PRETTY_NAME")"
 # With systemd as PID 1 (the matrix's pods group): the boot first, as
 # Debian's runs before any container (apparmor.service among it).
-if [ -d /run/systemd/system ]; then
-	state=$(timeout 600 systemctl is-system-running --wait 2>&1)
-	tap "$([ "$state" = running ]; echo $?)" "systemd's boot completes: systemctl is-system-running says $state"
-	[ "$state" = running ] ||
-		systemctl list-units --failed --no-legend --plain --no-pager | sed 's/^/# failed: /'
-fi
+[ -d /run/systemd/system ] && booted
 case $(uname -r) in
 "$kver".*) tap 0 "the kernel is Debian's $kver: $(uname -r)" ;;
 *) tap 1 "the kernel is Debian's $kver: $(uname -r)" ;;

@@ -81,6 +81,21 @@ relay() {
 	tap $? "$1: ran all of its ${planned:-?} planned cases ($ran)"
 }
 
+# booted: with systemd as PID 1, a case that its boot completes
+# ("running", waited for with a bound), or the failed units with the end
+# of their status, and the jobs still queued.
+booted() {
+	local state u
+	state=$(timeout 600 systemctl is-system-running --wait 2>&1)
+	tap "$([ "$state" = running ]; echo $?)" "the boot completes: systemctl is-system-running says $state"
+	[ "$state" = running ] && return 0
+	systemctl list-units --failed --no-legend --plain --no-pager | sed 's/^/# failed: /'
+	for u in $(systemctl list-units --failed --no-legend --plain --no-pager | cut -d' ' -f1); do
+		SYSTEMD_COLORS=0 systemctl status --no-pager -l -n 8 "$u" 2>&1 | sed "s|^|# $u: |"
+	done
+	systemctl list-jobs --no-pager | sed 's/^/# job: /'
+}
+
 tap_end() {
 	echo "1..$tap_n"
 	[ $tap_failed -eq 0 ]
